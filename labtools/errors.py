@@ -1,0 +1,118 @@
+"""Errors an LLM can act on: a closed set of codes, each with its own exception class.
+
+Every error carries ``code``, a one-sentence ``message``, the JSON pointer ``field`` of the
+offending argument (``None`` when no single argument is to blame) and a ``hint`` saying what would
+be accepted: the valid range in the caller's unit, the wells that exist, the tips that are left.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, get_args
+
+ErrorCode = Literal[
+    "invalid_arguments",
+    "unit_error",
+    "out_of_range",
+    "unknown_tool",
+    "unknown_resource",
+    "precondition_failed",
+    "interlock",
+    "instrument_error",
+    "timeout",
+    "busy",
+    "not_supported",
+]
+ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
+
+
+class ToolError(Exception):
+    """A tool call that was refused or failed. Raising it changes no state."""
+
+    code: ClassVar[ErrorCode] = "instrument_error"
+
+    def __init__(self, message: str, *, field: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.hint = hint
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "field": self.field, "hint": self.hint}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, field={self.field!r}, hint={self.hint!r})"
+
+    @staticmethod
+    def of(code: str, message: str, *, field: str | None = None,
+           hint: str | None = None) -> ToolError:
+        """The typed error for ``code`` (for errors rebuilt from their JSON form)."""
+        return _BY_CODE[code](message, field=field, hint=hint)
+
+
+class InvalidArguments(ToolError):
+    """The arguments do not match the tool's schema (type, missing or unknown field)."""
+
+    code = "invalid_arguments"
+
+
+class UnitError(ToolError):
+    """A quantity has no unit, an unknown unit, or a unit of the wrong dimension."""
+
+    code = "unit_error"
+
+
+class OutOfRange(ToolError):
+    """A value lies outside the instrument's limits."""
+
+    code = "out_of_range"
+
+
+class UnknownTool(ToolError):
+    """No tool of that name exists in this lab."""
+
+    code = "unknown_tool"
+
+
+class UnknownResource(ToolError):
+    """A plate, well, tip rack or data handle that does not exist."""
+
+    code = "unknown_resource"
+
+
+class PreconditionFailed(ToolError):
+    """The instrument is not in a state that allows the call (no tip, tip already mounted, …)."""
+
+    code = "precondition_failed"
+
+
+class Interlock(ToolError):
+    """The instrument refuses a physically invalid action (overdraw, overfill, collision)."""
+
+    code = "interlock"
+
+
+class InstrumentError(ToolError):
+    """The instrument or its driver failed while acting."""
+
+    code = "instrument_error"
+
+
+class Timeout(ToolError):
+    code = "timeout"
+
+
+class Busy(ToolError):
+    code = "busy"
+
+
+class NotSupported(ToolError):
+    """The instrument cannot do this (e.g. fluorescence on an absorbance-only reader)."""
+
+    code = "not_supported"
+
+
+_BY_CODE: dict[str, type[ToolError]] = {
+    cls.code: cls
+    for cls in (InvalidArguments, UnitError, OutOfRange, UnknownTool, UnknownResource,
+                PreconditionFailed, Interlock, InstrumentError, Timeout, Busy, NotSupported)
+}

@@ -1,0 +1,15 @@
+"""The instrument interfaces: each declares its tools once."""
+
+from labtools.instruments.liquid_handler import LiquidHandler, LiquidHandlerLimits, TipType
+from labtools.instruments.plate_reader import PlateReader, PlateReaderLimits
+from labtools.instruments.spectrometer import Spectrometer, SpectrometerLimits
+
+__all__ = [
+    "LiquidHandler",
+    "LiquidHandlerLimits",
+    "PlateReader",
+    "PlateReaderLimits",
+    "Spectrometer",
+    "SpectrometerLimits",
+    "TipType",
+]

@@ -1,0 +1,231 @@
+"""The plate-reader interface: absorbance, absorbance spectra, fluorescence, luminescence.
+
+The tools here are concrete: they resolve and check wells, bound spectrum sizes and shape results.
+A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out) and
+``_plate_wells``, which also says whether the plate is in the reader.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated
+
+import pint
+from typing_extensions import TypedDict
+
+from labtools.errors import OutOfRange, UnknownResource
+from labtools.instrument import Instrument
+from labtools.tool import Arg, tool
+from labtools.units import QuantityJSON, Range, Wavelength, magnitude, qty
+
+__all__ = [
+    "AbsorbanceReading",
+    "AbsorbanceSpectrum",
+    "FluorescenceReading",
+    "LuminescenceReading",
+    "PlateReader",
+    "PlateReaderLimits",
+    "SpectrumPeak",
+]
+
+NM = "nanometer"
+
+
+@dataclass(frozen=True)
+class PlateReaderLimits:
+    """Optical ranges of the reader (nm) and the largest spectrum it reads in one call."""
+
+    absorbance: Range = Range(230, 1000, NM)
+    excitation: Range = Range(250, 850, NM)
+    emission: Range = Range(280, 850, NM)
+    spectrum_step: Range = Range(1, 50, NM)
+    spectrum_points: int = 771
+    #: at most this many numbers are returned inline; larger spectra come as a data handle
+    inline_values: int = 600
+
+
+class AbsorbanceReading(TypedDict):
+    plate: str
+    wavelength: QuantityJSON
+    unit: str
+    values: dict[str, float]
+
+
+class SpectrumPeak(TypedDict):
+    wavelength: QuantityJSON
+    absorbance: float
+
+
+class AbsorbanceSpectrum(TypedDict):
+    plate: str
+    wavelengths: list[float]
+    wavelength_unit: str
+    unit: str
+    peaks: dict[str, SpectrumPeak]
+    values: dict[str, list[float]]
+    data: str
+
+
+class FluorescenceReading(TypedDict):
+    plate: str
+    excitation_wavelength: QuantityJSON
+    emission_wavelength: QuantityJSON
+    unit: str
+    values: dict[str, float]
+
+
+class LuminescenceReading(TypedDict):
+    plate: str
+    unit: str
+    values: dict[str, float]
+
+
+_PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
+_WELLS = "Wells to read, e.g. ['A1', 'B1']; [] reads the whole plate."
+
+
+class PlateReader(Instrument):
+    """A microplate reader; it reads the plate that is inside it."""
+
+    kind = "plate_reader"
+    limits: PlateReaderLimits
+
+    @tool(read_only=True)
+    async def read_absorbance(
+        self,
+        plate: Annotated[str, Arg(_PLATE)],
+        wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
+        wells: Annotated[Sequence[str], Arg(_WELLS)] = (),
+    ) -> AbsorbanceReading:
+        """Measure absorbance (OD, base-10, not path-length corrected) at one wavelength."""
+        chosen = self._choose_wells(plate, wells)
+        values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
+        return {"plate": plate, "wavelength": _echo(wavelength), "unit": "OD",
+                "values": _rounded(values, 4)}
+
+    @tool(read_only=True)
+    async def read_absorbance_spectrum(
+        self,
+        plate: Annotated[str, Arg(_PLATE)],
+        wells: Annotated[Sequence[str], Arg(_WELLS)],
+        start: Annotated[Wavelength, Arg("First wavelength.", within="absorbance")],
+        stop: Annotated[Wavelength, Arg("Last wavelength (inclusive).", within="absorbance")],
+        step: Annotated[Wavelength, Arg("Wavelength step.", within="spectrum_step")],
+    ) -> AbsorbanceSpectrum:
+        """Measure absorbance spectra of wells and report each well's peak.
+
+        Small spectra come inline; larger ones as a data handle with the peaks inline.
+        """
+        low, high, by = magnitude(start, NM), magnitude(stop, NM), magnitude(step, NM)
+        if high < low:
+            raise OutOfRange("stop lies below start", field="/stop",
+                             hint=f"give a stop of at least {start.magnitude:g} {start.units}")
+        count = int((high - low) / by + 1e-9) + 1
+        if count > self.limits.spectrum_points:
+            raise OutOfRange(
+                f"{count} wavelengths exceed the {self.limits.spectrum_points} per read",
+                field="/step",
+                hint=f"use a step of at least "
+                f"{(high - low) / (self.limits.spectrum_points - 1):.3g} nm or a narrower range",
+            )
+        grid = [round(low + i * by, 6) for i in range(count)]
+        chosen = self._choose_wells(plate, wells)
+        spectra = await self._read_absorbance_spectrum(plate, chosen, grid)
+        peaks: dict[str, SpectrumPeak] = {}
+        for well, values in spectra.items():
+            best = max(range(count), key=values.__getitem__)
+            peaks[well] = {"wavelength": qty(grid[best], NM), "absorbance": round(values[best], 4)}
+        handle = self.data.put({"plate": plate, "wavelengths_nm": grid, "absorbance": spectra})
+        inline = count * len(chosen) <= self.limits.inline_values
+        return {
+            "plate": plate,
+            "wavelengths": grid if inline else [],
+            "wavelength_unit": NM,
+            "unit": "OD",
+            "peaks": peaks,
+            "values": {w: [round(v, 4) for v in s] for w, s in spectra.items()} if inline else {},
+            "data": handle,
+        }
+
+    @tool(read_only=True)
+    async def read_fluorescence(
+        self,
+        plate: Annotated[str, Arg(_PLATE)],
+        wells: Annotated[Sequence[str], Arg(_WELLS)],
+        excitation_wavelength: Annotated[
+            Wavelength, Arg("Excitation wavelength.", within="excitation")
+        ],
+        emission_wavelength: Annotated[Wavelength, Arg("Emission wavelength.", within="emission")],
+    ) -> FluorescenceReading:
+        """Measure fluorescence intensity (relative fluorescence units, top read)."""
+        ex, em = magnitude(excitation_wavelength, NM), magnitude(emission_wavelength, NM)
+        if em <= ex:
+            raise OutOfRange("emission must be longer than excitation",
+                             field="/emission_wavelength",
+                             hint=f"give an emission wavelength above {ex:g} nm")
+        chosen = self._choose_wells(plate, wells)
+        values = await self._read_fluorescence(plate, chosen, ex, em)
+        return {"plate": plate, "excitation_wavelength": _echo(excitation_wavelength),
+                "emission_wavelength": _echo(emission_wavelength), "unit": "RFU",
+                "values": _rounded(values, 1)}
+
+    @tool(read_only=True)
+    async def read_luminescence(
+        self,
+        plate: Annotated[str, Arg(_PLATE)],
+        wells: Annotated[Sequence[str], Arg(_WELLS)],
+    ) -> LuminescenceReading:
+        """Measure luminescence (relative light units, counts per second)."""
+        chosen = self._choose_wells(plate, wells)
+        values = await self._read_luminescence(plate, chosen)
+        return {"plate": plate, "unit": "RLU", "values": _rounded(values, 0)}
+
+    def _choose_wells(self, plate: str, wells: Sequence[str]) -> list[str]:
+        existing = self._plate_wells(plate)
+        if not wells:
+            return existing
+        known = set(existing)
+        for i, well in enumerate(wells):
+            if well not in known:
+                raise UnknownResource(
+                    f"plate {plate!r} has no well {well!r}", field=f"/wells/{i}",
+                    hint=f"wells run {existing[0]}–{existing[-1]}",
+                )
+        return list(dict.fromkeys(wells))
+
+    # -- driver hooks --------------------------------------------------------------------------
+    @abstractmethod
+    def _plate_wells(self, plate: str) -> list[str]:
+        """The wells of ``plate`` in reading order. Raises ``UnknownResource`` for an unknown
+        plate and ``PreconditionFailed`` when it is not in the reader."""
+
+    @abstractmethod
+    async def _read_absorbance(self, plate: str, wells: list[str], nm: float) -> dict[str, float]:
+        """OD per well at ``nm``."""
+
+    @abstractmethod
+    async def _read_absorbance_spectrum(
+        self, plate: str, wells: list[str], nm: list[float]
+    ) -> dict[str, list[float]]:
+        """OD per well at each wavelength of ``nm``."""
+
+    @abstractmethod
+    async def _read_fluorescence(
+        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+    ) -> dict[str, float]:
+        """RFU per well."""
+
+    @abstractmethod
+    async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:
+        """RLU (counts per second) per well."""
+
+
+def _echo(quantity: pint.Quantity) -> QuantityJSON:
+    """A quantity argument as the caller gave it."""
+    return qty(float(quantity.magnitude), str(quantity.units))
+
+
+def _rounded(values: dict[str, float], digits: int) -> dict[str, float]:
+    return {well: round(value, digits) for well, value in values.items()}

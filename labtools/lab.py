@@ -1,0 +1,293 @@
+"""The lab: named instruments, their tool catalogue, validated dispatch and the journal."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import difflib
+import logging
+import threading
+import time
+from collections.abc import Coroutine, Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from labtools.config import load_config
+from labtools.errors import InstrumentError, ToolError, UnknownResource, UnknownTool
+from labtools.export import render
+from labtools.instrument import Instrument
+from labtools.journal import Journal
+from labtools.result import ToolResult
+from labtools.spec import ToolSpec, build_spec
+
+__all__ = ["Clock", "Lab"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the lab started (virtual time in a simulator)."""
+        ...
+
+
+class Lab:
+    """Named instruments behind one tool catalogue.
+
+    ``lab.call(name, arguments)`` validates raw JSON arguments against the tool's exported schema,
+    converts units, checks limits and preconditions, acts, journals the call and returns a
+    :class:`ToolResult`; it never raises for bad input, and a rejected call changes no state.
+    ``lab.<instrument>.<tool>(...)`` is the Python form of the same call: it also accepts pint
+    quantities and strings such as ``"50 uL"``, returns the data and raises :class:`ToolError`.
+    """
+
+    def __init__(
+        self,
+        instruments: Mapping[str, Instrument] | Iterable[Instrument],
+        *,
+        journal: Journal | str | Path | None = None,
+        clock: Clock | None = None,
+        shared: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(instruments, Mapping):
+            items = dict(instruments)
+        else:
+            items = {inst.name: inst for inst in instruments}
+        for key, inst in items.items():
+            if inst.name != key:
+                raise ValueError(f"instrument {inst.name!r} registered as {key!r}")
+            if hasattr(type(self), key):
+                raise ValueError(f"an instrument may not be named {key!r} (a Lab attribute)")
+        self.instruments: dict[str, Instrument] = items
+        self.journal = journal if isinstance(journal, Journal) else Journal(journal)
+        self.clock = clock
+        self.shared: dict[str, Any] = dict(shared or {})
+        self._specs: dict[str, ToolSpec] = {}
+        for inst in items.values():
+            for spec in _specs_of(inst):
+                self._specs[spec.name] = spec
+        self._ready: set[str] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: _LoopThread | None = None
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, *, journal: Journal | str | Path | None = None,
+             **overrides: Any) -> Lab:
+        """A lab from a TOML configuration; ``overrides`` replace its top-level values."""
+        config = load_config(path, **overrides)
+        return cls(config.instruments, journal=journal, clock=config.clock, shared=config.shared)
+
+    @classmethod
+    def virtual(cls, seed: int = 0, *, journal: Journal | str | Path | None = None) -> Lab:
+        """The built-in virtual lab (liquid handler ``lh``, plate reader ``reader``,
+        spectrometer ``spec``), its hidden truth drawn from ``seed``."""
+        config = resources.files("simulators").joinpath("virtual_lab.toml")
+        with resources.as_file(config) as path:
+            return cls.load(path, journal=journal, seed=seed)
+
+    # -- catalogue -----------------------------------------------------------------------------
+    def tool_names(self) -> list[str]:
+        return list(self._specs)
+
+    def tool_spec(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise _unknown_tool(name, self._specs) from None
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
+    def tools(
+        self, format: str = "json-schema", *, read_only: bool = False
+    ) -> list[dict[str, Any]]:
+        """The tool catalogue in ``format`` (see :data:`labtools.export.FORMATS`)."""
+        specs = [s for s in self._specs.values() if s.hints.read_only or not read_only]
+        return render(specs, format, lambda name: self.instruments[name].simulated)
+
+    # -- calling -------------------------------------------------------------------------------
+    async def acall(self, name: str, arguments: object) -> ToolResult:
+        """Call a tool with raw JSON arguments. Never raises for bad input."""
+        started = time.perf_counter()
+        virtual_start = self.clock.now() if self.clock is not None else None
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        try:
+            if spec is None:
+                raise _unknown_tool(name, self._specs)
+            kwargs = spec.bind(arguments)
+            instrument = self.instruments[spec.instrument]
+            async with self._lock(spec.instrument):
+                if spec.instrument not in self._ready:
+                    await instrument.setup()
+                    self._ready.add(spec.instrument)
+                data = await getattr(instrument, spec.method)(**kwargs)
+            result = ToolResult.success(data)
+        except ToolError as error:
+            result = ToolResult.failure(error)
+        except Exception as exc:  # a driver fault: report it, keep the lab answering
+            log.exception("tool %s failed", name)
+            result = ToolResult.failure(InstrumentError(f"{type(exc).__name__}: {exc}"))
+        self._record(name, arguments, result, started, virtual_start)
+        return result
+
+    def call(self, name: str, arguments: object) -> ToolResult:
+        """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread."""
+        return self.run(self.acall(name, arguments))
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the lab's own event loop and return its result."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+            return self._loop.run_until_complete(coroutine)
+        if self._runner is None:
+            self._runner = _LoopThread()
+        return self._runner.run(coroutine)
+
+    def _lock(self, instrument: str) -> asyncio.Lock:
+        lock = self._locks.get(instrument)
+        if lock is None:
+            lock = self._locks[instrument] = asyncio.Lock()
+        return lock
+
+    def _record(self, name: object, arguments: object, result: ToolResult, started: float,
+                virtual_start: float | None) -> None:
+        event: dict[str, Any] = {
+            "seq": self.journal.count + 1,
+            "time": dt.datetime.now(dt.UTC).isoformat(timespec="microseconds"),
+            "tool": name,
+            "arguments": arguments,
+            "ok": result.ok,
+        }
+        event.update({"data": result.data} if result.ok else {"error": result.error})
+        if virtual_start is not None and self.clock is not None:
+            event["virtual_time_s"] = virtual_start
+            event["virtual_s"] = self.clock.now() - virtual_start
+        event["wall_s"] = time.perf_counter() - started
+        self.journal.record(event)
+
+    # -- state and data ------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """What the lab believes, JSON-able: each instrument's state (never hidden truth)."""
+        out: dict[str, Any] = {name: inst.state() for name, inst in self.instruments.items()}
+        if self.clock is not None:
+            out["clock_s"] = self.clock.now()
+        return out
+
+    def data(self, handle: str) -> dict[str, Any]:
+        """The full data behind a handle such as ``"spec/3"`` returned in a tool result."""
+        instrument = self.instruments.get(handle.partition("/")[0])
+        if instrument is None:
+            raise UnknownResource(f"no data {handle!r}", hint="handles look like 'spec/3'")
+        return instrument.data.get(handle)
+
+    def __getattr__(self, name: str) -> InstrumentProxy:
+        instruments = self.__dict__.get("instruments", {})
+        if name in instruments:
+            return InstrumentProxy(self, instruments[name])
+        raise AttributeError(name)
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *self.instruments]
+
+    # -- lifetime ------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        for name in list(self._ready):
+            await self.instruments[name].stop()
+        self._ready.clear()
+
+    def close(self) -> None:
+        """Stop the instruments that were set up and close the journal."""
+        self.run(self.aclose())
+        self.journal.close()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    def __enter__(self) -> Lab:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InstrumentProxy:
+    """``lab.reader`` — an instrument's tools as Python methods, through the lab's validation."""
+
+    def __init__(self, lab: Lab, instrument: Instrument) -> None:
+        self._lab = lab
+        self._instrument = instrument
+
+    def __getattr__(self, method: str) -> Any:
+        spec = self._lab._specs.get(f"{self._instrument.name}_{method}")
+        if spec is None:
+            raise AttributeError(f"{self._instrument.name} has no tool {method!r}")
+
+        def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            arguments = spec.normalize(args, kwargs)
+            return self._lab.call(spec.name, arguments).unwrap()
+
+        call.__name__ = method
+        call.__doc__ = spec.description
+        return call
+
+    def __dir__(self) -> list[str]:
+        prefix = f"{self._instrument.name}_"
+        return [s.method for s in self._lab.tool_specs() if s.name.startswith(prefix)]
+
+    @property
+    def instrument(self) -> Instrument:
+        """The instrument object itself (bypasses validation; for drivers and tests)."""
+        return self._instrument
+
+
+_SPEC_CACHE: dict[tuple[Any, ...], list[ToolSpec]] = {}
+
+
+def _specs_of(instrument: Instrument) -> list[ToolSpec]:
+    """The instrument's tool specs; built once per (class, name, limits)."""
+    try:
+        key: tuple[Any, ...] | None = (type(instrument), instrument.name, instrument.limits)
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in _SPEC_CACHE:
+        return _SPEC_CACHE[key]
+    specs = [build_spec(instrument, decl) for decl in type(instrument).tool_declarations().values()]
+    if key is not None:
+        _SPEC_CACHE[key] = specs
+    return specs
+
+
+def _unknown_tool(name: object, specs: Mapping[str, ToolSpec]) -> ToolError:
+    close = difflib.get_close_matches(name, list(specs), n=3) if isinstance(name, str) else []
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return UnknownTool(f"no tool named {str(name)[:80]!r}", field=None,
+                       hint=f"{hint}tools: {', '.join(specs)}")
+
+
+class _LoopThread:
+    """An event loop on a daemon thread, for sync calls made from inside a running loop."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name="labtools-loop")
+        self._thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        self._loop.close()

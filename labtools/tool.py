@@ -1,0 +1,86 @@
+"""Declaring tools: the ``@tool`` decorator and the ``Arg`` annotation.
+
+An instrument interface declares each tool once, as an ``async`` method::
+
+    @tool(read_only=True)
+    async def read_absorbance(
+        self,
+        plate: Annotated[str, Arg("Plate in the reader, e.g. 'plate_1'.")],
+        wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
+        wells: Annotated[list[str], Arg("Wells to read; [] reads the whole plate.")] = (),
+    ) -> AbsorbanceReading:
+        '''Measure the absorbance (OD) of wells at one wavelength.'''
+
+The signature gives the JSON Schema (via pydantic), the docstring the description, ``within`` names
+a :class:`~labtools.units.Range` in the instrument's ``limits`` that the dispatcher enforces and
+states in the description, and the return annotation (a ``TypedDict``) the output schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["Arg", "Hints", "ToolDecl", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Metadata of one tool argument.
+
+    ``within``: the name of a ``Range`` attribute of the instrument's ``limits``; the value is
+    checked against it before the tool runs and the range is appended to the description.
+    """
+
+    description: str
+    within: str | None = None
+
+
+@dataclass(frozen=True)
+class Hints:
+    """Behaviour hints, exported as MCP annotations."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+
+@dataclass(frozen=True)
+class ToolDecl:
+    """A declared tool: the interface's method and its hints."""
+
+    method: str
+    function: Callable[..., Any]
+    hints: Hints
+    title: str
+
+
+def tool(
+    *,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    title: str | None = None,
+) -> Callable[[F], F]:
+    """Mark an ``async`` instrument method as a tool.
+
+    ``read_only`` tools change nothing (and so are idempotent and not destructive);
+    ``destructive`` tools change matter irreversibly (liquid moved, tips used).
+    """
+    if read_only and destructive:
+        raise ValueError("a read-only tool cannot be destructive")
+
+    def mark(function: F) -> F:
+        name = function.__name__
+        function.__tool__ = ToolDecl(  # type: ignore[attr-defined]
+            method=name,
+            function=function,
+            hints=Hints(read_only, destructive, idempotent or read_only),
+            title=title or name.replace("_", " ").capitalize(),
+        )
+        return function
+
+    return mark

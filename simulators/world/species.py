@@ -1,0 +1,174 @@
+"""The species library: molar absorptivity spectra, pKa, fluorescence, with their sources.
+
+Data live in ``simulators/data/species.toml``; every number there carries its evidence tag.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Band", "Fluorescence", "Form", "Species", "SpeciesLibrary"]
+
+_LN2x4 = 4.0 * math.log(2.0)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A Gaussian absorption band in wavenumber."""
+
+    center_nm: float
+    fwhm_cm1: float
+    weight: float
+
+    def shape(self, wavenumber_cm1: np.ndarray) -> np.ndarray:
+        centre = 1e7 / self.center_nm
+        return self.weight * np.exp(-_LN2x4 * ((wavenumber_cm1 - centre) / self.fwhm_cm1) ** 2)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One absorbing form of a species: peak ε (M⁻¹ cm⁻¹) at ``lambda_max_nm`` and band shape."""
+
+    lambda_max_nm: float
+    epsilon: float
+    bands: tuple[Band, ...]
+    _scale: float = field(default=1.0, repr=False)
+
+    @classmethod
+    def build(cls, raw: dict[str, Any], molar_mass: float, where: str) -> Form:
+        if "epsilon" in raw:
+            epsilon = float(raw["epsilon"])
+        elif "e1pct" in raw:
+            epsilon = float(raw["e1pct"]) * molar_mass / 10.0
+        else:
+            raise ValueError(f"{where}: give epsilon or e1pct")
+        bands = tuple(Band(**b) for b in raw["bands"])
+        lam = float(raw["lambda_max_nm"])
+        # ε is quoted at λmax, which must be a local maximum of the band sum (±3 nm).
+        window = 1e7 / np.linspace(lam - 30.0, lam + 30.0, 1201)
+        shape = sum(b.shape(window) for b in bands)
+        peak_nm = 1e7 / window[int(np.argmax(shape))]
+        if abs(peak_nm - lam) > 3.0:
+            raise ValueError(f"{where}: bands peak at {peak_nm:.1f} nm, not {lam:g}")
+        at_peak = float(sum(b.shape(np.array(1e7 / lam)) for b in bands))
+        return cls(lam, epsilon, bands, 1.0 / at_peak)
+
+    def absorptivity(self, nm: np.ndarray) -> np.ndarray:
+        """ε(λ) in M⁻¹ cm⁻¹ at the wavelengths ``nm``."""
+        wavenumber = 1e7 / np.asarray(nm, dtype=float)
+        return self.epsilon * self._scale * sum(b.shape(wavenumber) for b in self.bands)
+
+
+@dataclass(frozen=True)
+class Fluorescence:
+    excitation_nm: float
+    emission_nm: float
+    emission_fwhm_cm1: float
+    quantum_yield: float
+
+    def emission(self, nm: float) -> float:
+        """Relative emission at ``nm`` (1 at the emission maximum)."""
+        return float(Band(self.emission_nm, self.emission_fwhm_cm1, 1.0).shape(np.array(1e7 / nm)))
+
+
+@dataclass(frozen=True)
+class Species:
+    """A chemical species: forms, optional pKa, fluorescence, luminescence, sources."""
+
+    key: str
+    name: str
+    kind: str
+    molar_mass: float
+    forms: dict[str, Form]
+    pka: float | None = None
+    fluorescence: Fluorescence | None = None
+    luminescence: dict[str, float] | None = None
+    concentration_molar: float | None = None
+    ph: float | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def base_fraction(self, ph: float) -> float:
+        """Fraction in the base form at ``ph`` (1 for species without a pKa)."""
+        if self.pka is None:
+            return 1.0
+        return 1.0 / (1.0 + 10.0 ** (self.pka - ph))
+
+    def absorptivity(self, nm: np.ndarray | float, ph: float = 7.0) -> np.ndarray:
+        """Apparent ε(λ) in M⁻¹ cm⁻¹ at ``ph``."""
+        nm = np.asarray(nm, dtype=float)
+        if "default" in self.forms:
+            return self.forms["default"].absorptivity(nm)
+        f = self.base_fraction(ph)
+        return (1.0 - f) * self.forms["acid"].absorptivity(nm) + f * self.forms[
+            "base"
+        ].absorptivity(nm)
+
+    @property
+    def lambda_max_nm(self) -> float:
+        form = self.forms.get("default") or self.forms["base"]
+        return form.lambda_max_nm
+
+    @property
+    def epsilon_max(self) -> float:
+        form = self.forms.get("default") or self.forms["base"]
+        return form.epsilon
+
+
+class SpeciesLibrary:
+    """The species of ``simulators/data/species.toml`` by key."""
+
+    def __init__(self, species: dict[str, Species]) -> None:
+        self._species = species
+
+    @classmethod
+    @cache
+    def default(cls) -> SpeciesLibrary:
+        text = resources.files("simulators").joinpath("data/species.toml").read_text("utf-8")
+        return cls.parse(tomllib.loads(text))
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> SpeciesLibrary:
+        out: dict[str, Species] = {}
+        for key, entry in raw.items():
+            forms = {
+                name: Form.build(form, entry["molar_mass"], f"{key}.{name}")
+                for name, form in entry.get("form", {}).items()
+            }
+            if forms and set(forms) not in ({"default"}, {"acid", "base"}):
+                raise ValueError(f"{key}: forms must be 'default' or 'acid' and 'base'")
+            if "acid" in forms and entry.get("pka") is None:
+                raise ValueError(f"{key}: an indicator needs a pka")
+            fluor = entry.get("fluorescence")
+            out[key] = Species(
+                key=key,
+                name=entry["name"],
+                kind=entry["kind"],
+                molar_mass=float(entry["molar_mass"]),
+                forms=forms,
+                pka=entry.get("pka"),
+                fluorescence=Fluorescence(**fluor) if fluor else None,
+                luminescence=entry.get("luminescence"),
+                concentration_molar=entry.get("concentration_molar"),
+                ph=entry.get("ph"),
+                sources=dict(entry.get("sources", {})),
+            )
+        return cls(out)
+
+    def __getitem__(self, key: str) -> Species:
+        return self._species[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._species
+
+    def keys(self) -> list[str]:
+        return list(self._species)
+
+    def of_kind(self, kind: str) -> list[str]:
+        return [k for k, s in self._species.items() if s.kind == kind]

@@ -1,0 +1,128 @@
+"""The simulated world the virtual instruments share.
+
+It holds what is physically true and hidden from the agent: the real contents of every container
+(volume and composition), the real concentration of every stock, each pipetting channel's bias,
+the reader's stray light. Instruments read it and change it; ``lab.state()`` never shows it.
+Containers are named as tools name wells: ``"plate_1:A1"``, ``"cuvette"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+from simulators.world.clock import VirtualClock
+from simulators.world.mixture import Mixture
+from simulators.world.species import SpeciesLibrary
+from simulators.world.streams import Streams
+
+__all__ = ["World"]
+
+T = TypeVar("T")
+
+#: How far a stock's real concentration strays from its label, by how it was made [A]:
+#: dye powders are >= 85 % colouring matter (EU Regulation 231/2012) and are weighed as if pure;
+#: prepared solutions carry a 1 % (1 sd) preparation error.
+_STOCK_GRADES: dict[str, Callable[[np.random.Generator], float]] = {
+    "powder": lambda rng: float(rng.uniform(0.85, 0.95)),
+    "solution": lambda rng: float(rng.normal(1.0, 0.01)),
+    "exact": lambda rng: 1.0,
+}
+
+
+class World:
+    """Containers with real contents, a virtual clock, seeded streams and hidden truth.
+
+    ``stocks``: labelled containers filled at the start, each a mapping with ``well``,
+    ``species`` (a key or a ``{key: molar}`` mapping for mixtures), ``concentration_uM`` (the
+    label's value, for single species), ``volume_ul``, ``label`` and ``grade``
+    (``"powder"``, ``"solution"`` or ``"exact"``).
+    ``unknowns``: containers whose composition is drawn per seed: ``well``, ``volume_ul``,
+    ``label`` and ``species`` → ``[low_uM, high_uM]`` (drawn log-uniformly).
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        stocks: Iterable[Mapping[str, Any]] = (),
+        unknowns: Iterable[Mapping[str, Any]] = (),
+        species: SpeciesLibrary | None = None,
+    ) -> None:
+        self.seed = seed
+        self.streams = Streams(seed)
+        self.clock = VirtualClock()
+        self.species = species or SpeciesLibrary.default()
+        self.labels: dict[str, str] = {}
+        self._contents: dict[str, Mixture] = {}
+        self._hidden: dict[str, Any] = {}
+        for stock in stocks:
+            self._fill_stock(stock)
+        for unknown in unknowns:
+            self._fill_unknown(unknown)
+
+    # -- contents ------------------------------------------------------------------------------
+    def contents(self, container: str) -> Mixture:
+        """The real contents of ``container`` (an empty mixture if nothing was ever put in)."""
+        mixture = self._contents.get(container)
+        if mixture is None:
+            mixture = self._contents[container] = Mixture()
+        return mixture
+
+    def containers(self) -> list[str]:
+        return [k for k, m in self._contents.items() if m.volume_ul > 0]
+
+    def fill(self, container: str, mixture: Mixture, label: str | None = None) -> None:
+        """Replace the contents of ``container``."""
+        self._contents[container] = mixture
+        if label is not None:
+            self.labels[container] = label
+
+    # -- randomness and hidden truth -----------------------------------------------------------
+    def stream(self, name: str) -> np.random.Generator:
+        """The seeded random stream ``name`` (one per instrument: noise never crosses over)."""
+        return self.streams(name)
+
+    def hidden(self, key: str, sample: Callable[[np.random.Generator], T]) -> T:
+        """A hidden parameter, drawn once per seed from its own stream ``truth/<key>``."""
+        if key not in self._hidden:
+            self._hidden[key] = sample(self.streams(f"truth/{key}"))
+        return self._hidden[key]
+
+    def hidden_truth(self) -> dict[str, Any]:
+        """Every hidden parameter drawn so far, for trainers and scoring (never for agents)."""
+        return dict(self._hidden)
+
+    # -- building ------------------------------------------------------------------------------
+    def _fill_stock(self, stock: Mapping[str, Any]) -> None:
+        well, volume = stock["well"], float(stock["volume_ul"])
+        grade = stock.get("grade", "solution")
+        if grade not in _STOCK_GRADES:
+            raise ValueError(f"stock {well}: grade must be one of {sorted(_STOCK_GRADES)}")
+        species = stock["species"]
+        labelled = (
+            {species: float(stock["concentration_uM"]) * 1e-6}
+            if isinstance(species, str) else {k: float(v) for k, v in species.items()}
+        )
+        real: dict[str, float] = {}
+        for key, molar in labelled.items():
+            if key not in self.species:
+                raise ValueError(f"stock {well}: unknown species {key!r}")
+            factor = self.hidden(f"stock/{well}/{key}", _STOCK_GRADES[grade])
+            real[key] = molar * factor
+        self.fill(well, Mixture.solution(volume, real), stock.get("label", well))
+
+    def _fill_unknown(self, unknown: Mapping[str, Any]) -> None:
+        well = unknown["well"]
+
+        def draw(rng: np.random.Generator) -> dict[str, float]:
+            out = {}
+            for key, (low, high) in sorted(unknown["species"].items()):
+                out[key] = float(np.exp(rng.uniform(np.log(low), np.log(high)))) * 1e-6
+            return out
+
+        molar = self.hidden(f"unknown/{well}", draw)
+        self.fill(well, Mixture.solution(float(unknown["volume_ul"]), molar),
+                  unknown.get("label", "unknown sample"))

@@ -14,8 +14,9 @@ backend = { class = "simulators.plate_reader:PhysicsPlateReaderBackend", world =
 ```
 
 A table with a ``class`` key is built by calling that import path (a class or factory) with the
-table's other keys; ``"@name"`` refers to a top-level value or a shared object, ``"@name.attr"``
-to one of its attributes. Nothing here imports an instrument package until the file names it.
+table's other keys; ``"@name"`` refers to a top-level value, a shared object or an
+instrument defined before it, ``"@name.attr"`` to one of its attributes. Nothing here imports
+an instrument package until the file names it.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def build_config(raw: dict[str, Any], **overrides: Any) -> LabConfig:
     for key, table in raw.get("instruments", {}).items():
         if not isinstance(table, dict) or "class" not in table:
             raise ConfigError(f"instruments.{key} needs a 'class'")
-        instruments[key] = _build({**table, "name": key}, names, f"instruments.{key}")
+        instruments[key] = names[key] = _build({**table, "name": key}, names,
+                                               f"instruments.{key}")
     if not instruments:
         raise ConfigError("the configuration names no instruments")
     clock = _resolve(raw["clock"], names, "clock") if "clock" in raw else None

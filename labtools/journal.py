@@ -8,8 +8,8 @@ from typing import IO, Any
 
 __all__ = ["WALL_CLOCK_KEYS", "Journal", "read_journal"]
 
-#: Keys of an event that depend on the wall clock; everything else is deterministic in a
-#: virtual lab (same seed, same calls ⇒ same events).
+#: Keys of an event that depend on the wall clock (``time``: Unix seconds at the call's end;
+#: ``wall_s``: its duration); everything else is deterministic in a virtual lab.
 WALL_CLOCK_KEYS = ("time", "wall_s")
 
 

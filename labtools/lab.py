@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import difflib
 import logging
 import threading
@@ -18,6 +17,7 @@ from labtools.errors import InstrumentError, ToolError, UnknownResource, Unknown
 from labtools.export import render
 from labtools.instrument import Instrument
 from labtools.journal import Journal
+from labtools.progress import ProgressCallback, listening
 from labtools.result import ToolResult
 from labtools.spec import ToolSpec, build_spec
 
@@ -110,8 +110,12 @@ class Lab:
         return render(specs, format, lambda name: self.instruments[name].simulated)
 
     # -- calling -------------------------------------------------------------------------------
-    async def acall(self, name: str, arguments: object) -> ToolResult:
-        """Call a tool with raw JSON arguments. Never raises for bad input."""
+    async def acall(self, name: str, arguments: object, *,
+                    progress: ProgressCallback | None = None) -> ToolResult:
+        """Call a tool with raw JSON arguments. Never raises for bad input.
+
+        ``progress`` receives ``(done, total, message)`` reports from long operations.
+        """
         started = time.perf_counter()
         virtual_start = self.clock.now() if self.clock is not None else None
         spec = self._specs.get(name) if isinstance(name, str) else None
@@ -124,7 +128,8 @@ class Lab:
                 if spec.instrument not in self._ready:
                     await instrument.setup()
                     self._ready.add(spec.instrument)
-                data = await getattr(instrument, spec.method)(**kwargs)
+                with listening(progress):
+                    data = await getattr(instrument, spec.method)(**kwargs)
             result = ToolResult.success(data)
         except ToolError as error:
             result = ToolResult.failure(error)
@@ -160,7 +165,7 @@ class Lab:
                 virtual_start: float | None) -> None:
         event: dict[str, Any] = {
             "seq": self.journal.count + 1,
-            "time": dt.datetime.now(dt.UTC).isoformat(timespec="microseconds"),
+            "time": time.time(),
             "tool": name,
             "arguments": arguments,
             "ok": result.ok,

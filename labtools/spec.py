@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import fastjsonschema
-import jsonschema
 from pydantic import Field, TypeAdapter, create_model
 
 from labtools.errors import InvalidArguments, OutOfRange, ToolError, UnitError
@@ -86,6 +85,8 @@ class ToolSpec:
 
     def schema_error(self, arguments: object, fallback: Exception | None = None) -> ToolError:
         """The first schema violation, worded for an LLM."""
+        import jsonschema  # the reference validator words errors; only rejections pay its import
+
         validator = jsonschema.Draft202012Validator(self.input_schema)
         try:
             errors = list(validator.iter_errors(arguments))
@@ -94,11 +95,17 @@ class ToolSpec:
         # An unknown argument explains a missing one better than the reverse ('wel' for 'well').
         unknown = [e for e in errors if e.validator == "additionalProperties"]
         error = jsonschema.exceptions.best_match(unknown or errors)
-        if error is None:
-            return InvalidArguments(f"arguments do not match the schema: {fallback}", field="")
+        if error is None:  # jsonschema could not walk the arguments: use the compiled check's words
+            message = getattr(fallback, "message", str(fallback))
+            where = message.split(" ", 1)[0].removeprefix("data")
+            return InvalidArguments(
+                f"arguments do not match the schema: {message.replace('data.', '', 1)}",
+                field=where.replace(".", "/"),
+            )
         return self._word(error, arguments)
 
-    def _word(self, error: jsonschema.ValidationError, arguments: object) -> ToolError:
+    def _word(self, error: Any, arguments: object) -> ToolError:
+        """``error``: the jsonschema ``ValidationError`` to explain."""
         path = list(error.absolute_path)
         pointer = "".join(f"/{_escape(p)}" for p in path)
         names = [p.name for p in self.params]
@@ -219,7 +226,7 @@ def _finite(value: float, field: str) -> None:
                                hint="give a finite number")
 
 
-def _unit_error(dim: Dimension, error: jsonschema.ValidationError, pointer: str) -> ToolError:
+def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
     instance = error.instance
     if error.validator == "enum":
         return UnitError(

@@ -12,6 +12,7 @@ Conversion is pint's. The hot path only caches pint's answer as an affine map pe
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Annotated, Any
@@ -21,8 +22,15 @@ from typing_extensions import TypedDict
 
 from labtools.errors import UnitError
 
+#: pint's application registry: shared with the caller's own code, built on first use (~0.2 s)
 ureg = pint.get_application_registry()
-Quantity = ureg.Quantity
+
+
+def __getattr__(name: str) -> Any:
+    # ``from labtools.units import Quantity`` works, without building the registry at import.
+    if name == "Quantity":
+        return ureg.Quantity
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DIMENSIONS",
@@ -32,7 +40,6 @@ __all__ = [
     "FlowRate",
     "Frequency",
     "Length",
-    "Quantity",
     "QuantityJSON",
     "Range",
     "Temperature",
@@ -56,6 +63,9 @@ class Dimension:
     pint_dimension: str
     canonical: str
     units: tuple[str, ...]
+    #: a unit pint converts to this dimension with a meaning callers don't intend
+    #: (hertz → revolutions per minute picks up a factor 2π)
+    refused: tuple[str, ...] = ()
 
     def json_schema(self, description: str | None = None) -> dict[str, Any]:
         schema: dict[str, Any] = {
@@ -76,7 +86,7 @@ class Dimension:
 
     def from_json(self, value: float, unit: str) -> pint.Quantity:
         """Build a quantity from an already schema-checked ``{value, unit}`` pair."""
-        return Quantity(value, _unit(unit))
+        return ureg.Quantity(value, _unit(unit))
 
     def normalize(self, value: object, field: str) -> dict[str, Any]:
         """Turn anything a Python caller may pass into the ``{value, unit}`` JSON form.
@@ -99,7 +109,7 @@ class Dimension:
             if unit in self.units:
                 return {"value": magnitude, "unit": unit}
             try:
-                quantity = Quantity(magnitude, unit)
+                quantity = ureg.Quantity(magnitude, unit)
             except (pint.PintError, TypeError, ValueError) as exc:
                 raise UnitError(
                     f"{unit!r} is not a unit pint knows", field=field + "/unit", hint=self.hint()
@@ -130,11 +140,19 @@ class Dimension:
                 hint=self.hint(),
             )
         unit = str(quantity.units)
+        if unit in self.refused:
+            raise UnitError(
+                f"{unit} is ambiguous for a {self.name} (pint counts a revolution as 2π)",
+                field=field,
+                hint=self.hint(),
+            )
         if unit in self.units:
             return {"value": _plain(quantity.magnitude), "unit": unit}
         return {"value": _plain(quantity.m_as(self.canonical)), "unit": self.canonical}
 
     def _parse(self, text: str, field: str) -> pint.Quantity:
+        if not _LEADING_NUMBER.match(text):
+            raise UnitError(f"{text!r} has no number", field=field, hint=self.hint())
         try:
             parsed = ureg.parse_expression(text)
         except pint.OffsetUnitCalculusError as exc:
@@ -164,6 +182,9 @@ class Dimension:
 
     def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
         return self.json_schema()
+
+
+_LEADING_NUMBER = re.compile(r"^\s*[-+]?(\d|\.\d)")
 
 
 def _describe_dimension(quantity: pint.Quantity) -> str:
@@ -209,8 +230,13 @@ CONCENTRATION = Dimension(
     "micromolar",
     ("nanomolar", "micromolar", "millimolar", "molar"),
 )
-FREQUENCY = Dimension("frequency", "[frequency]", "revolutions_per_minute",
-                      ("revolutions_per_minute", "hertz"))
+FREQUENCY = Dimension(
+    "rotation rate",
+    "[frequency]",
+    "revolutions_per_minute",
+    ("revolutions_per_minute", "revolutions_per_second"),
+    refused=("hertz", "kilohertz", "1 / second", "1 / minute"),
+)
 
 DIMENSIONS: dict[str, Dimension] = {
     d.name: d
@@ -231,8 +257,8 @@ Frequency = Annotated[pint.Quantity, FREQUENCY]
 @lru_cache(maxsize=1024)
 def _affine(source: pint.util.UnitsContainer, target: str) -> tuple[float, float]:
     """pint's conversion from ``source`` to ``target`` as ``y = scale * x + offset``."""
-    zero = Quantity(0.0, source).m_as(target)
-    one = Quantity(1.0, source).m_as(target)
+    zero = ureg.Quantity(0.0, source).m_as(target)
+    one = ureg.Quantity(1.0, source).m_as(target)
     return one - zero, zero
 
 
@@ -272,8 +298,8 @@ class Range:
         """The range's bounds converted to ``unit``."""
         if not self.unit or unit == self.unit:
             return self.low, self.high
-        return (magnitude(Quantity(self.low, self.unit), unit),
-                magnitude(Quantity(self.high, self.unit), unit))
+        return (magnitude(ureg.Quantity(self.low, self.unit), unit),
+                magnitude(ureg.Quantity(self.high, self.unit), unit))
 
     def describe(self, unit: str | None = None) -> str:
         """``"230–1000 nanometer"``, in ``unit`` if given."""

@@ -89,7 +89,7 @@ class FakeLiquidHandler(LiquidHandler):
         ul = magnitude(volume, UL)
         if ul > held:
             raise Interlock("tip holds less", field="/volume")
-        if self.wells[ref] + ul > 360:
+        if self.wells[ref] + ul > (20000 if ref.startswith("stock") else 360):
             raise Interlock("well overfill", field="/volume")
         self.wells[ref] += ul
         self.tip[channel] = held - ul

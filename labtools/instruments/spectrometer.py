@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 
 from labtools.errors import PreconditionFailed
 from labtools.instrument import Instrument
+from labtools.progress import report_progress
 from labtools.tool import Arg, tool
 from labtools.units import Duration, QuantityJSON, Range, magnitude, qty
 
@@ -108,7 +109,7 @@ class Spectrometer(Instrument):
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> CountsSpectrum:
         """Acquire and keep the dark spectrum (light path shuttered) at the current time."""
-        counts = await self._acquire(scans, dark=True)
+        counts = await self._scan(scans, dark=True)
         self._dark = _Stored(counts, self._current_integration())
         return self._counts_result(counts, scans)
 
@@ -118,7 +119,7 @@ class Spectrometer(Instrument):
     ) -> CountsSpectrum:
         """Acquire and keep the reference spectrum: the cuvette as it is now (fill it with
         blank first)."""
-        counts = await self._acquire(scans, dark=False)
+        counts = await self._scan(scans, dark=False)
         self._reference = _Stored(counts, self._current_integration())
         return self._counts_result(counts, scans)
 
@@ -127,7 +128,7 @@ class Spectrometer(Instrument):
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> CountsSpectrum:
         """Acquire a raw spectrum of the cuvette (counts), e.g. to choose an integration time."""
-        counts = await self._acquire(scans, dark=False)
+        counts = await self._scan(scans, dark=False)
         return self._counts_result(counts, scans)
 
     @tool(read_only=True)
@@ -142,7 +143,7 @@ class Spectrometer(Instrument):
         integration = self._current_integration()
         dark = self._kept(self._dark, "dark", integration)
         reference = self._kept(self._reference, "reference", integration)
-        sample = await self._acquire(scans, dark=False)
+        sample = await self._scan(scans, dark=False)
         wavelengths = self.wavelengths()
         full = self.full_scale()
         signal = sample - dark.counts
@@ -172,6 +173,13 @@ class Spectrometer(Instrument):
         }
 
     # -- helpers -------------------------------------------------------------------------------
+    async def _scan(self, scans: int, *, dark: bool) -> np.ndarray:
+        """Acquire averaged counts, reporting progress (a long average takes seconds)."""
+        await report_progress(0, scans, "dark" if dark else "acquiring")
+        counts = await self._acquire(scans, dark=dark)
+        await report_progress(scans, scans, "done")
+        return counts
+
     def _kept(self, stored: _Stored | None, what: str, integration_s: float) -> _Stored:
         if stored is None or not math.isclose(stored.integration_s, integration_s):
             raise PreconditionFailed(

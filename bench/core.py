@@ -1,0 +1,130 @@
+"""The tool core's cost: ``lab.call`` against calling the method directly, and against the floor.
+
+The floor is what any validated call must pay: strict pydantic validation of the same arguments
+plus their unit conversion with prebuilt pint units. Goal: ``lab.call`` overhead ≤ 3× the floor.
+Also: ``import labtools`` beside ``import pylabrobot.liquid_handling`` (cold, in subprocesses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bench.timing import median_us, restore_sigint, row
+from labtools import Lab
+from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
+from labtools.units import Quantity, Range, qty, ureg
+
+UL = "microliter"
+ARGS = {"channel": 0, "well": "plate_1:A1", "volume": {"value": 50.0, "unit": "microliter"}}
+
+
+class NullHandler(LiquidHandler):
+    """A liquid handler whose tools do nothing, so only the dispatch is measured."""
+
+    limits = LiquidHandlerLimits(channels=8, tip_types=(TipType("t", Range(0.5, 1000, UL)),))
+
+    async def aspirate(self, channel: int, well: str, volume: Any) -> Any:
+        return {"channel": channel, "well": well, "volume": qty(50.0, UL),
+                "tip_volume": qty(50.0, UL), "well_volume": qty(0.0, UL)}
+
+    async def get_deck(self) -> Any:
+        return {"labware": [], "tips_left": {}, "channels": [], "volume_unit": UL}
+
+    async def pick_up_tips(self, tip_rack: str, channels: Sequence[int]) -> Any: ...
+    async def drop_tips(self, channels: Sequence[int]) -> Any: ...
+    async def dispense(self, channel: int, well: str, volume: Any) -> Any: ...
+    async def transfer(self, channel: int, source: str, destination: str, volume: Any) -> Any: ...
+    async def mix(self, channel: int, well: str, volume: Any, cycles: int) -> Any: ...
+    async def move_plate(self, plate: str, destination: str) -> Any: ...
+
+
+class _Volume(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    value: float
+    unit: Literal["nanoliter", "microliter", "milliliter"]
+
+
+class _AspirateArgs(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    channel: int
+    well: str
+    volume: _Volume
+
+
+def main() -> None:
+    restore_sigint()
+    handler = NullHandler("lh")
+    lab = Lab([handler])
+    loop = asyncio.new_event_loop()
+    units = {u: ureg.Unit(u) for u in ("nanoliter", "microliter", "milliliter")}
+
+    def floor() -> float:
+        args = _AspirateArgs.model_validate(ARGS)
+        return Quantity(args.volume.value, units[args.volume.unit]).m_as(units["microliter"])
+
+    volume = Quantity(50.0, "microliter")
+    direct = median_us(lambda: loop.run_until_complete(handler.aspirate(0, "plate_1:A1", volume)))
+    call = median_us(lambda: lab.call("lh_aspirate", ARGS))
+    read = median_us(lambda: lab.call("lh_get_deck", {}))
+    floor_us = median_us(floor)
+    overhead = call - direct
+    print("tool core: dispatch through lab.call (a liquid handler whose tools do nothing)")
+    print(row("lab.call('lh_aspirate') (schema, units, limits, journal)", call,
+              note=f"{1e6 / call:,.0f} calls/s"))
+    print(row("lab.call('lh_get_deck') (a cheap read tool)", read,
+              note=f"{1e6 / read:,.0f} calls/s"))
+    print(row("the same aspirate method called directly (own loop)", direct))
+    print(row("overhead of lab.call over the direct call", overhead))
+    print(row("floor: strict pydantic validation + pint unit conversion", floor_us))
+    print(f"  overhead / floor = {overhead / floor_us:.2f}  (goal ≤ 3)")
+    loop.close()
+    lab.close()
+    _virtual_lab_rates()
+    _imports()
+
+
+def _virtual_lab_rates() -> None:
+    try:
+        lab = Lab.virtual(seed=0)
+    except Exception as exc:  # the virtual lab is optional for this benchmark
+        print(f"  (virtual lab unavailable: {exc})")
+        return
+    with lab:
+        lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
+        args_a = {"channel": 0, "well": "reservoir:A1", "volume": {"value": 20, "unit": UL}}
+        args_d = {"channel": 0, "well": "reservoir:A1", "volume": {"value": 20, "unit": UL}}
+
+        def pair() -> None:
+            lab.call("lh_aspirate", args_a)
+            lab.call("lh_dispense", args_d)
+
+        aspirate_pair = median_us(pair, number=50, repeat=5)
+        read = median_us(lambda: lab.call("lh_get_deck", {}), number=50, repeat=5)
+    print("virtual lab through lab.call (PyLabRobot front end + physics backend)")
+    print(row("lh_aspirate + lh_dispense pair", aspirate_pair,
+              note=f"{2e6 / aspirate_pair:,.0f} calls/s"))
+    print(row("lh_get_deck", read, note=f"{1e6 / read:,.0f} calls/s"))
+
+
+def _import_ms(module: str, runs: int = 5) -> float:
+    code = f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"
+    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  check=True).stdout) for _ in range(runs)]
+    return statistics.median(times) * 1e3
+
+
+def _imports() -> None:
+    print("cold imports (median of 5 fresh interpreters)")
+    for module in ("labtools", "labtools.lab", "pylabrobot.liquid_handling", "pint"):
+        print(row(f"import {module}", _import_ms(module), "ms"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Google Gemini (google-genai): ``function_call`` parts run on a lab.
+
+Results go back as ``function_response`` parts whose response holds ``output`` on success and
+``error`` on failure, the SDK's convention.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labtools.lab import Lab
+from labtools.providers.calls import AgentRun, ToolCall, run_call
+
+__all__ = ["function_response_content", "run_agent"]
+
+
+def function_response_content(response: Any, lab: Lab) -> tuple[Any | None, list[ToolCall]]:
+    """Run the function calls of a ``GenerateContentResponse`` on ``lab``.
+
+    Returns the ``user`` ``Content`` of function responses to send next (``None`` if the model
+    called no function), and the calls made.
+    """
+    from google.genai import types
+
+    calls = [run_call(lab, fc.id or "", fc.name, dict(fc.args or {}))
+             for fc in (response.function_calls or [])]
+    if not calls:
+        return None, calls
+    parts = []
+    for call in calls:
+        payload = {"output": call.result.data} if call.result.ok else {"error": call.result.error}
+        part = types.Part.from_function_response(name=call.name, response=payload)
+        if call.id:
+            part.function_response.id = call.id
+        parts.append(part)
+    return types.Content(role="user", parts=parts), calls
+
+
+def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 20, *,
+              system: str | None = None) -> AgentRun:
+    """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
+
+    ``client`` is a ``google.genai.Client``.
+    """
+    from google.genai import types
+
+    declarations = lab.tools("gemini")[0]["function_declarations"]
+    config = types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(**d)
+                                                 for d in declarations])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        system_instruction=system,
+    )
+    run = AgentRun()
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=prompt)])]
+    while run.turns < max_turns:
+        run.turns += 1
+        response = client.models.generate_content(model=model, contents=contents, config=config)
+        reply, calls = function_response_content(response, lab)
+        run.calls += calls
+        if reply is None:
+            run.final_text = _text(response)
+            return run
+        contents.append(response.candidates[0].content)
+        contents.append(reply)
+    run.stopped = "max_turns"
+    return run
+
+
+def _text(response: Any) -> str:
+    parts = response.candidates[0].content.parts if response.candidates else []
+    return "".join(p.text for p in parts or [] if p.text)

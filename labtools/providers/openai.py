@@ -1,0 +1,93 @@
+"""OpenAI: Chat Completions and Responses tool calls run on a lab.
+
+OpenAI has no error flag for tool results: an error goes back as JSON text
+``{"error": {"code", "message", "field", "hint"}}`` in the tool message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from labtools.lab import Lab
+from labtools.providers.calls import AgentRun, ToolCall, result_json, run_call
+
+__all__ = ["chat_tool_messages", "responses_tool_outputs", "run_agent"]
+
+
+def chat_tool_messages(message: Any, lab: Lab) -> tuple[list[dict[str, Any]], list[ToolCall]]:
+    """Run the tool calls of a Chat Completions assistant ``message`` on ``lab``.
+
+    Returns the ``{"role": "tool", ...}`` messages to append, and the calls made.
+    """
+    calls = [run_call(lab, c.id, c.function.name, c.function.arguments)
+             for c in (message.tool_calls or [])]
+    messages = [{"role": "tool", "tool_call_id": c.id, "content": result_json(c.result)}
+                for c in calls]
+    return messages, calls
+
+
+def responses_tool_outputs(response: Any, lab: Lab) -> tuple[list[dict[str, Any]], list[ToolCall]]:
+    """Run the ``function_call`` output items of a Responses API ``response`` on ``lab``.
+
+    Returns the ``function_call_output`` input items to send next, and the calls made.
+    """
+    calls = [run_call(lab, item.call_id, item.name, item.arguments)
+             for item in response.output if item.type == "function_call"]
+    items = [{"type": "function_call_output", "call_id": c.id, "output": result_json(c.result)}
+             for c in calls]
+    return items, calls
+
+
+def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 20, *,
+              api: Literal["responses", "chat"] = "responses",
+              instructions: str | None = None) -> AgentRun:
+    """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
+
+    ``client`` is an ``openai.OpenAI``; ``api`` picks the Responses or Chat Completions API.
+    """
+    if api == "chat":
+        return _run_chat(client, model, lab, prompt, max_turns, instructions)
+    return _run_responses(client, model, lab, prompt, max_turns, instructions)
+
+
+def _run_responses(client: Any, model: str, lab: Lab, prompt: str, max_turns: int,
+                   instructions: str | None) -> AgentRun:
+    run = AgentRun()
+    items: list[Any] = [{"role": "user", "content": prompt}]
+    tools = lab.tools("openai-responses")
+    while run.turns < max_turns:
+        run.turns += 1
+        response = client.responses.create(model=model, input=items, tools=tools, store=False,
+                                           instructions=instructions)
+        outputs, calls = responses_tool_outputs(response, lab)
+        run.calls += calls
+        if not calls:
+            run.final_text = response.output_text
+            return run
+        items += [item.model_dump(exclude_none=True) for item in response.output]
+        items += outputs
+    run.stopped = "max_turns"
+    return run
+
+
+def _run_chat(client: Any, model: str, lab: Lab, prompt: str, max_turns: int,
+              instructions: str | None) -> AgentRun:
+    run = AgentRun()
+    messages: list[Any] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    messages.append({"role": "user", "content": prompt})
+    tools = lab.tools("openai-chat")
+    while run.turns < max_turns:
+        run.turns += 1
+        completion = client.chat.completions.create(model=model, messages=messages, tools=tools)
+        message = completion.choices[0].message
+        replies, calls = chat_tool_messages(message, lab)
+        run.calls += calls
+        if not calls:
+            run.final_text = message.content
+            return run
+        messages.append(message.model_dump(exclude_none=True))
+        messages += replies
+    run.stopped = "max_turns"
+    return run

@@ -1,0 +1,148 @@
+"""The MCP server: the lab's tool catalogue, tool calls through ``lab.call``, state as resources.
+
+Built on the SDK's low-level ``Server`` so that the exported schemas go out verbatim (root
+``additionalProperties: false`` included) and every argument is checked by the lab, not dropped:
+a failed call is a result with ``isError: true`` whose text and ``structuredContent`` carry the
+error's code, message, field and hint, so the model can correct itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.uri_template import UriTemplate
+
+from labtools import __version__
+from labtools.errors import UnknownTool
+from labtools.lab import Lab
+from labtools.result import ToolResult
+
+__all__ = ["build_server"]
+
+STATE_URI = "labtools://state"
+INSTRUMENT_URI = UriTemplate.parse("labtools://instrument/{name}")
+DATA_URI = UriTemplate.parse("labtools://data/{instrument}/{number}")
+#: characters of result JSON repeated as text, for clients that ignore structuredContent
+INLINE_TEXT = 4000
+
+INSTRUCTIONS = (
+    "Tools drive laboratory instruments. Physical quantities are objects "
+    "{\"value\": number, \"unit\": name} with the unit from the listed enum. A refused call "
+    "changes nothing and says why: read its code, field and hint, then correct the call."
+)
+
+
+def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -> Server:
+    """An MCP server exposing ``lab``; ``read_only`` exposes only tools that change nothing."""
+    entries = lab.tools("mcp", read_only=read_only)
+    exposed = {entry["name"] for entry in entries}
+    tools = [_tool(entry) for entry in entries]
+
+    async def list_tools(ctx: ServerRequestContext,
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext,
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in exposed:
+            hint = "this server is read-only" if read_only and params.name in lab.tool_names() \
+                else f"tools: {', '.join(sorted(exposed))}"
+            return _result(ToolResult.failure(
+                UnknownTool(f"no tool named {params.name[:80]!r}", hint=hint)))
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(done, total, message)
+
+        arguments: Any = params.arguments if params.arguments is not None else {}
+        return _result(await lab.acall(params.name, arguments, progress=progress))
+
+    async def list_resources(ctx: ServerRequestContext,
+                             params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
+        resources = [types.Resource(name="state", uri=STATE_URI, mime_type="application/json",
+                                    description="What the lab believes: every instrument's state.")]
+        resources += [
+            types.Resource(name=f"instrument {key}", uri=f"labtools://instrument/{key}",
+                           mime_type="application/json",
+                           description=f"State of the {inst.kind.replace('_', ' ')} '{key}'.")
+            for key, inst in lab.instruments.items()
+        ]
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(ctx: ServerRequestContext,
+                             params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(
+                name="data", uri_template=str(DATA_URI), mime_type="application/json",
+                description="Full data behind a handle in a tool result, e.g. 'spec/3'."),
+        ])
+
+    async def read_resource(ctx: ServerRequestContext,
+                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri == STATE_URI:
+            payload: Any = lab.state()
+        elif (match := INSTRUMENT_URI.match(uri)) is not None and match["name"] in lab.instruments:
+            payload = lab.instruments[match["name"]].state()
+        elif (match := DATA_URI.match(uri)) is not None:
+            try:
+                payload = lab.data(f"{match['instrument']}/{match['number']}")
+            except Exception as exc:
+                raise MCPError(code=-32002, message=f"Resource not found: {uri} ({exc})") from None
+        else:
+            raise MCPError(code=-32002, message=f"Resource not found: {uri}")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type="application/json", text=json.dumps(payload))])
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
+
+
+def _tool(entry: dict[str, Any]) -> types.Tool:
+    hints = entry["annotations"]
+    return types.Tool(
+        name=entry["name"],
+        title=entry["title"],
+        description=entry["description"],
+        input_schema=entry["inputSchema"],
+        output_schema=entry.get("outputSchema"),
+        annotations=types.ToolAnnotations(
+            title=hints["title"],
+            read_only_hint=hints["readOnlyHint"],
+            destructive_hint=hints["destructiveHint"],
+            idempotent_hint=hints["idempotentHint"],
+            open_world_hint=hints["openWorldHint"],
+        ),
+    )
+
+
+def _result(result: ToolResult) -> types.CallToolResult:
+    if result.ok:
+        data = result.data or {}
+        text = json.dumps(data, separators=(",", ":"))
+        if len(text) > INLINE_TEXT:
+            text = text[:INLINE_TEXT] + "… (truncated; the whole result is in structuredContent)"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=data)
+    error = result.error or {}
+    text = f"{error['code']}: {error['message']}"
+    if error.get("field"):
+        text += f" (field {error['field']})"
+    if error.get("hint"):
+        text += f". Hint: {error['hint']}"
+    return types.CallToolResult(is_error=True,
+                                content=[types.TextContent(type="text", text=text)],
+                                structured_content={"error": error})

@@ -1,0 +1,228 @@
+"""lab.call: validation order, structured errors, no state change on rejection, the journal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from labtools import Lab, ToolError, ToolResult
+from labtools.errors import ERROR_CODES, InvalidArguments, UnitError
+from labtools.journal import Journal, read_journal
+
+UL = {"value": 50, "unit": "microliter"}
+NAN, INF = float("nan"), float("inf")
+
+
+def ok(result: ToolResult) -> dict:
+    assert result.ok, result.error
+    return result.data
+
+
+def err(result: ToolResult, code: str, field: str | None = None) -> dict:
+    assert not result.ok, result.data
+    assert result.error["code"] == code, result.error
+    assert result.error["code"] in ERROR_CODES
+    if field is not None:
+        assert result.error["field"] == field, result.error
+    return result.error
+
+
+def test_a_good_call_acts_and_returns_json_with_units(lab: Lab) -> None:
+    ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
+    data = ok(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL}))
+    assert data["volume"] == {"value": 50.0, "unit": "microliter"}
+    assert data["well_volume"] == {"value": 4950.0, "unit": "microliter"}
+    json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "field"),
+    [
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "Microliter"}},
+         "unit_error", "/volume/unit"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "uL"}},
+         "unit_error", "/volume/unit"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "nanometer"}},
+         "unit_error", "/volume/unit"),
+        ({"channel": 0, "well": "stock:A1", "volume": 50}, "unit_error", "/volume"),
+        ({"channel": 0, "well": "stock:A1", "volume": "50 uL"}, "unit_error", "/volume"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": "50", "unit": "microliter"}},
+         "invalid_arguments", "/volume/value"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50}}, "invalid_arguments",
+         "/volume/unit"),
+        ({"channel": 0, "well": "stock:A1", "volume": {**UL, "x": 1}}, "invalid_arguments",
+         "/volume/x"),
+        ({"channel": "0", "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
+        ({"channel": 0.5, "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
+        ({"channel": True, "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
+        ({"channel": 0, "well": "stock:A1"}, "invalid_arguments", "/volume"),
+        ({"channel": 0, "well": "stock:A1", "volume": UL, "speed": 3}, "invalid_arguments",
+         "/speed"),
+        ({"channel": 0, "wel": "stock:A1", "volume": UL}, "invalid_arguments", "/wel"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": NAN, "unit": "microliter"}},
+         "invalid_arguments", "/volume/value"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": INF, "unit": "microliter"}},
+         "invalid_arguments", "/volume/value"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 10**400, "unit": "microliter"}},
+         "invalid_arguments", "/volume/value"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+         "out_of_range", "/volume"),
+        ({"channel": 0, "well": "stock:A1", "volume": {"value": -1, "unit": "microliter"}},
+         "out_of_range", "/volume"),
+        ({"channel": 7, "well": "stock:A1", "volume": UL}, "out_of_range", "/channel"),
+        ({"channel": 0, "well": "nowhere:Z9", "volume": UL}, "unknown_resource", "/well"),
+        ({"channel": 1, "well": "stock:A1", "volume": UL}, "precondition_failed", "/channel"),
+        ([], "invalid_arguments", ""),
+        ("{\"channel\": 0}", "invalid_arguments", ""),
+        (None, "invalid_arguments", ""),
+    ],
+)
+def test_bad_arguments_get_a_structured_error_and_change_nothing(
+    lab: Lab, arguments: object, code: str, field: str
+) -> None:
+    ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
+    before = lab.state()
+    error = err(lab.call("lh_aspirate", arguments), code, field)
+    assert error["message"] and isinstance(error["message"], str)
+    assert lab.state() == before
+
+
+def test_out_of_range_hints_the_range_in_the_callers_unit(lab: Lab) -> None:
+    ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
+    error = err(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1",
+                                         "volume": {"value": 5, "unit": "milliliter"}}),
+                "out_of_range", "/volume")
+    assert error["hint"] == "allowed: 0.001–0.2 milliliter"
+
+
+def test_unit_enum_errors_suggest_the_right_spelling(lab: Lab) -> None:
+    error = err(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1",
+                                         "volume": {"value": 5, "unit": "Microliter"}}),
+                "unit_error")
+    assert "did you mean 'microliter'" in error["hint"]
+
+
+def test_misspelled_argument_suggests_the_real_one(lab: Lab) -> None:
+    error = err(lab.call("lh_aspirate", {"channel": 0, "wel": "stock:A1", "volume": UL}),
+                "invalid_arguments", "/wel")
+    assert "did you mean 'well'" in error["hint"]
+
+
+def test_unknown_tool_suggests_close_names(lab: Lab) -> None:
+    error = err(lab.call("lh_aspirat", {}), "unknown_tool")
+    assert "lh_aspirate" in error["hint"]
+    err(lab.call(42, {}), "unknown_tool")  # type: ignore[arg-type]
+
+
+def test_an_interlock_from_the_instrument_changes_nothing(lab: Lab) -> None:
+    ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
+    before = lab.state()
+    err(lab.call("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": UL}), "interlock",
+        "/volume")
+    assert lab.state() == before
+
+
+def test_python_proxy_accepts_strings_and_quantities_and_raises_typed_errors(lab: Lab) -> None:
+    from labtools.units import Quantity
+
+    lab.lh.pick_up_tips("tips", [0])
+    assert lab.lh.aspirate(0, "stock:A1", "0.05 mL")["volume"] == {"value": 50.0,
+                                                                    "unit": "microliter"}
+    assert lab.journal.events()[-1]["arguments"]["volume"] == {"value": 0.05, "unit": "milliliter"}
+    lab.lh.dispense(channel=0, well="plate_1:A1", volume=Quantity(20, "microliter"))
+    with pytest.raises(UnitError):
+        lab.lh.dispense(0, "plate_1:A1", 20)
+    with pytest.raises(InvalidArguments):
+        lab.lh.dispense(0, "plate_1:A1", "20 uL", speed=3)
+    with pytest.raises(ToolError) as caught:
+        lab.lh.dispense(0, "plate_1:A1", "2 mL")
+    assert caught.value.code == "out_of_range"
+    lab.lh.move_plate("plate_1", "reader")
+    reading = lab.reader.read_absorbance(plate="plate_1", wavelength="600 nm")
+    assert len(reading["values"]) == 96  # default: the whole plate
+    assert reading["values"]["A1"] == pytest.approx(0.02)
+
+
+def test_python_path_and_json_path_give_the_same_journal_arguments(lab: Lab) -> None:
+    lab.lh.move_plate("plate_1", "reader")
+    lab.reader.read_absorbance("plate_1", "0.6 um", ["A1"])
+    event = lab.journal.events()[-1]
+    assert event["arguments"] == {"plate": "plate_1", "wavelength": {"value": 0.6,
+                                  "unit": "micrometer"}, "wells": ["A1"]}
+
+
+def test_acall_and_call_inside_a_running_loop(lab: Lab) -> None:
+    async def main() -> tuple[ToolResult, ToolResult]:
+        first = await lab.acall("lh_get_deck", {})
+        second = lab.call("lh_get_deck", {})  # sync call from inside a loop: helper thread
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert first.ok and second.ok and first.data == second.data
+
+
+def test_every_call_is_journaled_one_line_each(tmp_path) -> None:
+    from fakes import fake_lab
+
+    path = tmp_path / "journal.jsonl"
+    with fake_lab(journal=path) as lab:
+        lab.call("lh_get_deck", {})
+        lab.call("lh_aspirate", {"channel": "x"})
+        lab.call("nope", {"a": float("nan")})
+        lab.call("lh_get_deck", {"deep": [[[[[]]]]] * 3})
+        lines = path.read_text().splitlines()
+        assert len(lines) == 4  # flushed per line, readable while the lab is open
+    events = read_journal(path)
+    assert [e["ok"] for e in events] == [True, False, False, False]
+    assert [e["seq"] for e in events] == [1, 2, 3, 4]
+    assert events[1]["error"]["code"] == "invalid_arguments"
+    assert events[2]["tool"] == "nope"
+    assert {"time", "wall_s", "arguments", "tool"} <= set(events[0])
+
+
+def test_journal_survives_arguments_json_cannot_walk() -> None:
+    journal = Journal()
+    deep: list = []
+    for _ in range(50_000):
+        deep = [deep]
+    journal.record({"tool": "x", "arguments": deep})
+    journal.record({"tool": "y", "arguments": {1, 2}})
+    assert journal.count == 2
+
+
+def test_deeply_nested_arguments_are_rejected_not_raised(lab: Lab) -> None:
+    deep: list = []
+    for _ in range(20_000):
+        deep = [deep]
+    err(lab.call("lh_aspirate", {"channel": 0, "well": deep, "volume": UL}), "invalid_arguments",
+        "/well")
+    err(lab.call("lh_aspirate", deep), "invalid_arguments")
+
+
+def test_huge_arrays_are_refused_cleanly(lab: Lab) -> None:
+    lab.lh.move_plate("plate_1", "reader")
+    wells = ["A1"] * 100_000 + ["Z99"]
+    err(lab.call("reader_read_absorbance", {"plate": "plate_1", "wells": wells,
+                                             "wavelength": {"value": 600, "unit": "nanometer"}}),
+        "unknown_resource", "/wells/100000")
+
+
+def test_instrument_names_may_not_shadow_lab_attributes() -> None:
+    from fakes import FakeSpectrometer
+
+    with pytest.raises(ValueError, match="may not be named"):
+        Lab([FakeSpectrometer(name="state")])
+
+
+def test_data_handles_return_the_full_spectrum(lab: Lab) -> None:
+    lab.spec.set_integration_time("20 ms")
+    lab.spec.acquire_dark(1)
+    lab.spec.acquire_reference(1)
+    result = lab.spec.acquire_spectrum(2)
+    full = lab.data(result["data"])
+    assert len(full["counts"]) == 512 and len(full["wavelengths_nm"]) == 512
+    with pytest.raises(ToolError) as caught:
+        lab.data("spec/999")
+    assert caught.value.code == "unknown_resource"

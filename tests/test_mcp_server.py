@@ -1,0 +1,179 @@
+"""The MCP server, driven by the official mcp client in process, over stdio and over HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp_helpers import free_port, serve_command, server_env, stdio_params
+
+from labtools.server import build_server
+
+UL = {"value": 50, "unit": "microliter"}
+BAD_CALLS = {
+    "bad unit": ("lh_aspirate", {"channel": 0, "well": "stock:A1",
+                                 "volume": {"value": 50, "unit": "gallon"}}, "unit_error"),
+    "bare number": ("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": 50}, "unit_error"),
+    "out of range": ("lh_aspirate", {"channel": 0, "well": "stock:A1",
+                                     "volume": {"value": 5, "unit": "milliliter"}}, "out_of_range"),
+    "unknown argument": ("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL,
+                                         "volume_ml": 5}, "invalid_arguments"),
+    "unknown tool": ("lh_teleport", {}, "unknown_tool"),
+    "wrong type": ("lh_aspirate", {"channel": "zero", "well": "stock:A1", "volume": UL},
+                   "invalid_arguments"),
+}
+
+
+async def state_of(client: Client) -> dict:
+    contents = (await client.read_resource("labtools://state")).contents
+    return json.loads(contents[0].text)
+
+
+async def exercise(client: Client) -> None:
+    """The acceptance sequence: list, read, destructive call, every kind of refusal."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert "lh_aspirate" in tools and "reader_read_absorbance" in tools
+    for tool in tools.values():
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.output_schema is not None and tool.title
+    assert tools["reader_read_absorbance"].annotations.read_only_hint is True
+    aspirate = tools["lh_aspirate"].annotations
+    assert aspirate.destructive_hint is True and aspirate.idempotent_hint is False
+
+    deck = await client.call_tool("lh_get_deck", {})
+    assert not deck.is_error and deck.structured_content["tips_left"] == {"tips": 96}
+    assert json.loads(deck.content[0].text) == deck.structured_content
+
+    before = await state_of(client)
+    picked = await client.call_tool("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]})
+    assert not picked.is_error
+    moved = await client.call_tool("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL})
+    assert not moved.is_error and moved.structured_content["well_volume"]["value"] == 4950.0
+    after_good = await state_of(client)
+    assert after_good != before
+
+    for label, (name, arguments, code) in BAD_CALLS.items():
+        result = await client.call_tool(name, arguments)
+        assert result.is_error, label
+        error = result.structured_content["error"]
+        assert error["code"] == code, (label, error)
+        assert result.content[0].text.startswith(code), label
+        assert await state_of(client) == after_good, f"{label} changed the lab"
+
+
+def test_in_process(tmp_path) -> None:
+    from fakes import fake_lab
+
+    async def main() -> None:
+        with fake_lab() as lab:
+            async with Client(build_server(lab)) as client:
+                await exercise(client)
+            assert lab.instruments["lh"].wells["stock:A1"] == 4950.0
+
+    anyio.run(main)
+
+
+def test_over_stdio_with_labtools_serve() -> None:
+    async def main() -> None:
+        async with Client(stdio_params()) as client:
+            await exercise(client)
+
+    anyio.run(main)
+
+
+def test_read_only_server_lists_and_runs_only_read_tools() -> None:
+    from fakes import fake_lab
+
+    async def main() -> None:
+        with fake_lab() as lab:
+            async with Client(build_server(lab, read_only=True)) as client:
+                tools = (await client.list_tools()).tools
+                assert tools and all(t.annotations.read_only_hint for t in tools)
+                refused = await client.call_tool("lh_pick_up_tips",
+                                                 {"tip_rack": "tips", "channels": [0]})
+                assert refused.is_error
+                assert "read-only" in refused.structured_content["error"]["hint"]
+            assert lab.instruments["lh"].tips_left == 96
+
+    anyio.run(main)
+
+
+def test_progress_notifications_and_data_resources() -> None:
+    from fakes import fake_lab
+
+    async def main() -> None:
+        with fake_lab() as lab:
+            async with Client(build_server(lab)) as client:
+                reports: list[tuple] = []
+
+                async def on_progress(done: float, total: float | None, message: str | None):
+                    reports.append((done, total, message))
+
+                await client.call_tool("spec_set_integration_time",
+                                       {"time": {"value": 10, "unit": "millisecond"}})
+                result = await client.call_tool("spec_acquire_spectrum", {"scans": 4},
+                                                progress_callback=on_progress)
+                assert reports[0][:2] == (0, 4) and reports[-1][:2] == (4, 4)
+                handle = result.structured_content["data"]
+                full = await client.read_resource(f"labtools://data/{handle}")
+                assert len(json.loads(full.contents[0].text)["counts"]) == 512
+                templates = (await client.list_resource_templates()).resource_templates
+                assert templates[0].uri_template == "labtools://data/{instrument}/{number}"
+                with pytest.raises(MCPError):
+                    await client.read_resource("labtools://data/spec/999")
+
+    anyio.run(main)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30.0) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(process.stderr.read() if process.stderr else "server exited")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"port {port} never opened")
+
+
+def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
+    port = free_port()
+    process = subprocess.Popen(serve_command("--transport", "http", "--port", str(port),
+                                             "--token", "s3cret"),
+                               env=server_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_port(port, process)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def main() -> None:
+            headers = {"Authorization": "Bearer s3cret"}
+            async with httpx2.AsyncClient(headers=headers) as http, Client(
+                streamable_http_client(url, http_client=http)
+            ) as client:
+                await exercise(client)
+            async with httpx2.AsyncClient() as http:
+                response = await http.post(url, json={"jsonrpc": "2.0", "id": 1,
+                                                      "method": "tools/list"})
+                assert response.status_code == 401
+
+        anyio.run(main)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_binding_off_loopback_needs_a_token() -> None:
+    done = subprocess.run(serve_command("--transport", "http", "--host", "0.0.0.0"),
+                          env={**server_env(), "LABTOOLS_TOKEN": ""}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert "needs a bearer token" in done.stderr

@@ -136,6 +136,8 @@ class FakeLiquidHandler(LiquidHandler):
             "channels": [{"channel": ch, "tip": None if v is None else "tips",
                           "tip_volume": qty(v or 0.0, UL)} for ch, v in self.tip.items()],
             "volume_unit": UL,
+            "labels": {"stock:A1": "stock"},
+            "free_sites": [] if self.plate_location == "site_1" else ["site_1"],
         }
 
 

@@ -127,6 +127,8 @@ class DeckState(TypedDict):
     tips_left: dict[str, int]
     channels: list[ChannelState]
     volume_unit: str
+    labels: dict[str, str]
+    free_sites: list[str]
 
 
 _CHANNEL = "Pipetting channel, counted from 0."
@@ -221,7 +223,7 @@ class LiquidHandler(Instrument):
     @abstractmethod
     async def get_deck(self) -> DeckState:
         """Describe the deck: labware and where it is, the volume in each non-empty well (µL),
-        tips left per rack, and what each channel holds."""
+        tips left per rack, what each channel holds, stock labels and free plate sites."""
 
     def describe_limits(self) -> dict[str, Any]:
         return {

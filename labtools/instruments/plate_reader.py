@@ -1,12 +1,14 @@
 """The plate-reader interface: absorbance, absorbance spectra, fluorescence, luminescence.
 
 The tools here are concrete: they resolve and check wells, bound spectrum sizes and shape results.
-A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out) and
-``_plate_wells``, which also says whether the plate is in the reader.
+A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out, ``inf`` for a
+well that saturated the detector) and ``_plate_wells``, which also says whether the plate is in
+the reader.
 """
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +53,7 @@ class AbsorbanceReading(TypedDict):
     wavelength: QuantityJSON
     unit: str
     values: dict[str, float]
+    saturated: list[str]
 
 
 class SpectrumPeak(TypedDict):
@@ -64,7 +67,8 @@ class AbsorbanceSpectrum(TypedDict):
     wavelength_unit: str
     unit: str
     peaks: dict[str, SpectrumPeak]
-    values: dict[str, list[float]]
+    values: dict[str, list[float | None]]
+    saturated: list[str]
     data: str
 
 
@@ -74,12 +78,14 @@ class FluorescenceReading(TypedDict):
     emission_wavelength: QuantityJSON
     unit: str
     values: dict[str, float]
+    saturated: list[str]
 
 
 class LuminescenceReading(TypedDict):
     plate: str
     unit: str
     values: dict[str, float]
+    saturated: list[str]
 
 
 _PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
@@ -99,11 +105,15 @@ class PlateReader(Instrument):
         wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
         wells: Annotated[Sequence[str], Arg(_WELLS)] = (),
     ) -> AbsorbanceReading:
-        """Measure absorbance (OD, base-10, not path-length corrected) at one wavelength."""
+        """Measure absorbance (OD, base-10, not path-length corrected) at one wavelength.
+
+        Wells beyond the detector's range are listed in ``saturated`` instead of ``values``.
+        """
         chosen = self._choose_wells(plate, wells)
         values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
+        finite, saturated = _split(values, 4)
         return {"plate": plate, "wavelength": _echo(wavelength), "unit": "OD",
-                "values": _rounded(values, 4)}
+                "values": finite, "saturated": saturated}
 
     @tool(read_only=True)
     async def read_absorbance_spectrum(
@@ -134,10 +144,17 @@ class PlateReader(Instrument):
         chosen = self._choose_wells(plate, wells)
         spectra = await self._read_absorbance_spectrum(plate, chosen, grid)
         peaks: dict[str, SpectrumPeak] = {}
+        saturated: list[str] = []
+        shown: dict[str, list[float | None]] = {}
         for well, values in spectra.items():
-            best = max(range(count), key=values.__getitem__)
-            peaks[well] = {"wavelength": qty(grid[best], NM), "absorbance": round(values[best], 4)}
-        handle = self.data.put({"plate": plate, "wavelengths_nm": grid, "absorbance": spectra})
+            shown[well] = [round(v, 4) if math.isfinite(v) else None for v in values]
+            if any(v is None for v in shown[well]):
+                saturated.append(well)
+            finite = [v if v is not None else -math.inf for v in shown[well]]
+            best = max(range(count), key=finite.__getitem__)
+            peaks[well] = {"wavelength": qty(grid[best], NM),
+                           "absorbance": shown[well][best] or 0.0}
+        handle = self.data.put({"plate": plate, "wavelengths_nm": grid, "absorbance": shown})
         inline = count * len(chosen) <= self.limits.inline_values
         return {
             "plate": plate,
@@ -145,7 +162,8 @@ class PlateReader(Instrument):
             "wavelength_unit": NM,
             "unit": "OD",
             "peaks": peaks,
-            "values": {w: [round(v, 4) for v in s] for w, s in spectra.items()} if inline else {},
+            "values": shown if inline else {},
+            "saturated": saturated,
             "data": handle,
         }
 
@@ -159,7 +177,10 @@ class PlateReader(Instrument):
         ],
         emission_wavelength: Annotated[Wavelength, Arg("Emission wavelength.", within="emission")],
     ) -> FluorescenceReading:
-        """Measure fluorescence intensity (relative fluorescence units, top read)."""
+        """Measure fluorescence intensity (relative fluorescence units, top read).
+
+        Wells that saturate the detector are listed in ``saturated``: dilute them.
+        """
         ex, em = magnitude(excitation_wavelength, NM), magnitude(emission_wavelength, NM)
         if em <= ex:
             raise OutOfRange("emission must be longer than excitation",
@@ -167,9 +188,10 @@ class PlateReader(Instrument):
                              hint=f"give an emission wavelength above {ex:g} nm")
         chosen = self._choose_wells(plate, wells)
         values = await self._read_fluorescence(plate, chosen, ex, em)
+        finite, saturated = _split(values, 1)
         return {"plate": plate, "excitation_wavelength": _echo(excitation_wavelength),
                 "emission_wavelength": _echo(emission_wavelength), "unit": "RFU",
-                "values": _rounded(values, 1)}
+                "values": finite, "saturated": saturated}
 
     @tool(read_only=True)
     async def read_luminescence(
@@ -180,7 +202,8 @@ class PlateReader(Instrument):
         """Measure luminescence (relative light units, counts per second)."""
         chosen = self._choose_wells(plate, wells)
         values = await self._read_luminescence(plate, chosen)
-        return {"plate": plate, "unit": "RLU", "values": _rounded(values, 0)}
+        finite, saturated = _split(values, 0)
+        return {"plate": plate, "unit": "RLU", "values": finite, "saturated": saturated}
 
     def _choose_wells(self, plate: str, wells: Sequence[str]) -> list[str]:
         existing = self._plate_wells(plate)
@@ -227,5 +250,7 @@ def _echo(quantity: pint.Quantity) -> QuantityJSON:
     return qty(float(quantity.magnitude), str(quantity.units))
 
 
-def _rounded(values: dict[str, float], digits: int) -> dict[str, float]:
-    return {well: round(value, digits) for well, value in values.items()}
+def _split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list[str]]:
+    """Finite readings (rounded) apart from saturated wells (``inf`` from the driver)."""
+    finite = {w: round(v, digits) for w, v in values.items() if math.isfinite(v)}
+    return finite, [w for w, v in values.items() if not math.isfinite(v)]

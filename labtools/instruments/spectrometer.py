@@ -40,6 +40,10 @@ class SpectrometerLimits:
     scans: Range = Range(1, 100)
     #: spacing of the inline (compact) spectrum in results; full data stays behind the handle
     compact_step_nm: float = 10.0
+    #: pixels whose reference light is below this fraction of its peak have no absorbance
+    min_reference_fraction: float = 0.01
+    #: the reported peak is the maximum of the spectrum averaged over this window (nm)
+    peak_window_nm: float = 4.0
 
 
 class IntegrationTimeSet(TypedDict):
@@ -137,8 +141,10 @@ class Spectrometer(Instrument):
     ) -> AbsorbanceSpectrumResult:
         """Measure the absorbance spectrum of the cuvette against the kept dark and reference.
 
-        Pixels saturated in the sample or reference, or with no light in the reference, give
-        null.
+        The peak is that of the spectrum smoothed over a few nm, so single-pixel noise does not
+        move it.
+        Pixels saturated in the sample or reference, or with under 1 % of the reference's peak
+        light, give null.
         """
         integration = self._current_integration()
         dark = self._kept(self._dark, "dark", integration)
@@ -149,10 +155,14 @@ class Spectrometer(Instrument):
         signal = sample - dark.counts
         light = reference.counts - dark.counts
         saturated = (sample >= full) | (reference.counts >= full)
-        bad = saturated | (light <= 0) | (signal <= 0)
+        # where the reference has almost no light (the lamp's and grating's far ends) the ratio
+        # is noise, not absorbance: keep pixels with at least 1 % of the reference's peak light
+        dim = light < self.limits.min_reference_fraction * max(float(light.max()), 1.0)
+        bad = saturated | dim | (signal <= 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             absorbance = np.where(bad, np.nan, -np.log10(signal / light))
-        finite = np.where(np.isnan(absorbance), -np.inf, absorbance)
+        smooth = _boxcar(absorbance, wavelengths, self.limits.peak_window_nm)
+        finite = np.where(np.isnan(smooth), -np.inf, smooth)
         peak = int(np.argmax(finite)) if np.isfinite(finite).any() else 0
         grid, compact = self._compact(wavelengths, absorbance)
         handle = self.data.put({
@@ -252,3 +262,17 @@ class Spectrometer(Instrument):
     @abstractmethod
     def full_scale(self) -> float:
         """The ADC's largest count (a pixel at it is saturated)."""
+
+
+def _boxcar(values: np.ndarray, wavelengths: np.ndarray, window_nm: float) -> np.ndarray:
+    """``values`` averaged over a moving window of about ``window_nm`` (NaN-aware)."""
+    spacing = float(np.median(np.diff(wavelengths))) if wavelengths.size > 1 else 1.0
+    width = max(int(round(window_nm / spacing)), 1)
+    if width == 1:
+        return values
+    kernel = np.ones(width)
+    valid = ~np.isnan(values)
+    sums = np.convolve(np.where(valid, values, 0.0), kernel, mode="same")
+    counts = np.convolve(valid.astype(float), kernel, mode="same")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(valid & (counts > 0), sums / counts, np.nan)

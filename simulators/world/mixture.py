@@ -25,7 +25,8 @@ class Mixture:
     @classmethod
     def solution(cls, volume_ul: float, concentrations_molar: dict[str, float]) -> Mixture:
         """``volume_ul`` of a solution at the given molar concentrations."""
-        amounts = {k: c / _NMOL_PER_UL_TO_MOLAR * volume_ul for k, c in concentrations_molar.items()}
+        amounts = {k: c / _NMOL_PER_UL_TO_MOLAR * volume_ul
+                   for k, c in concentrations_molar.items()}
         return cls(volume_ul, {k: a for k, a in amounts.items() if a > 0})
 
     def copy(self) -> Mixture:

@@ -1,0 +1,190 @@
+"""The liquid handler's cost: an aspirate+dispense pair through our adapter and physics backend,
+beside the same pair through PyLabRobot's chatterbox and through a do-nothing backend.
+
+All three run PLR's front end with tip and volume tracking on, one channel, 100 µL, aspirating
+from and dispensing back into the same well (so volumes stay put), in one event loop, in this
+run. Goal: adapter + physics pair ≤ 1.2× the chatterbox pair. Also the cost of the virtual deck.
+
+Run: ``python -m bench.liquid_handler``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import io
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
+from pylabrobot.liquid_handling import LiquidHandlerBackend
+from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
+
+from bench.timing import restore_sigint, row
+from drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from drivers.pylabrobot.trackers import enable_tracking
+from labtools import Lab
+from labtools.units import Quantity
+from simulators.deck import build_deck, virtual_deck
+from simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from simulators.world import World
+
+WELL = "plate_1:A1"
+VOLUME_UL = 100.0
+
+
+class NopBackend(LiquidHandlerBackend):
+    """A backend that does nothing: what remains is PLR's front end with tracking."""
+
+    _num_arms = 1
+    num_channels = 8  # type: ignore[assignment]  # a class attribute satisfies the property
+
+    async def setup(self) -> None:
+        await super().setup()
+
+    async def stop(self) -> None: ...
+    async def pick_up_tips(self, ops: Any, use_channels: Any) -> None: ...
+    async def drop_tips(self, ops: Any, use_channels: Any) -> None: ...
+    async def aspirate(self, ops: Any, use_channels: Any) -> None: ...
+    async def dispense(self, ops: Any, use_channels: Any) -> None: ...
+    async def pick_up_tips96(self, pickup: Any) -> None: ...
+    async def drop_tips96(self, drop: Any) -> None: ...
+    async def aspirate96(self, aspiration: Any) -> None: ...
+    async def dispense96(self, dispense: Any) -> None: ...
+    async def pick_up_resource(self, pickup: Any) -> None: ...
+    async def move_picked_up_resource(self, move: Any) -> None: ...
+    async def drop_resource(self, drop: Any) -> None: ...
+
+    def can_pick_up_tip(self, channel_idx: int, tip: Any) -> bool:
+        return True
+
+
+def _world() -> World:
+    return World(0, stocks=[{"well": WELL, "species": "tartrazine", "concentration_uM": 100,
+                             "volume_ul": 300, "label": "tartrazine 100 µM"}])
+
+
+async def _median_pair_us(pair: Callable[[], Awaitable[None]], *, rounds: int = 7,
+                          number: int = 300, warmup: int = 50) -> float:
+    """Median over ``rounds`` of the mean time of ``number`` awaited pairs (µs)."""
+    for _ in range(warmup):
+        await pair()
+    means = []
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(number):
+                await pair()
+            means.append((time.perf_counter() - start) / number * 1e6)
+    finally:
+        gc.enable()
+    return statistics.median(means)
+
+
+async def _plr_pair_us(backend: LiquidHandlerBackend, spread: str = "wide") -> float:
+    deck = build_deck()
+    lh = PLRFrontEnd(backend=backend, deck=deck)
+    await lh.setup()
+    well = deck.get_resource("plate_1").get_item("A1")
+    well.tracker.set_volume(300.0)
+    await lh.pick_up_tips(deck.get_resource("tips_300ul")["A1"], use_channels=[0])
+
+    async def pair() -> None:
+        await lh.aspirate([well], vols=[VOLUME_UL], use_channels=[0], spread=spread)
+        await lh.dispense([well], vols=[VOLUME_UL], use_channels=[0], spread=spread)
+
+    return await _median_pair_us(pair)
+
+
+async def _adapter(backend_of: Callable[[World], LiquidHandlerBackend]) -> PLRLiquidHandler:
+    world = _world()
+    handler = PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
+                               backend_of(world))
+    await handler.setup()
+    await handler.pick_up_tips("tips_300ul", [0])
+    return handler
+
+
+async def _adapter_pair_us(handler: PLRLiquidHandler) -> float:
+    volume = Quantity(VOLUME_UL, "microliter")
+
+    async def pair() -> None:
+        await handler.aspirate(0, WELL, volume)
+        await handler.dispense(0, WELL, volume)
+
+    return await _median_pair_us(pair)
+
+
+async def _measure() -> dict[str, float]:
+    enable_tracking()
+    out: dict[str, float] = {}
+    with contextlib.redirect_stdout(io.StringIO()):  # the chatterbox prints a table per op
+        out["chatterbox"] = await _plr_pair_us(LiquidHandlerChatterboxBackend(num_channels=8))
+        out["chatterbox_custom"] = await _plr_pair_us(
+            LiquidHandlerChatterboxBackend(num_channels=8), spread="custom")
+    out["nop"] = await _plr_pair_us(NopBackend())
+    out["adapter_nop"] = await _adapter_pair_us(await _adapter(lambda w: NopBackend()))
+    out["adapter_physics"] = await _adapter_pair_us(await _adapter(PhysicsLiquidHandlerBackend))
+    return out
+
+
+def _lab_pair_us() -> float:
+    world = _world()
+    handler = PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
+                               PhysicsLiquidHandlerBackend(world))
+    with Lab([handler], clock=world.clock) as lab:
+        lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
+        args = {"channel": 0, "well": WELL, "volume": {"value": VOLUME_UL, "unit": "microliter"}}
+        rounds = []
+        for _ in range(7):
+            start = time.perf_counter()
+            for _ in range(200):
+                lab.call("lh_aspirate", args)
+                lab.call("lh_dispense", args)
+            rounds.append((time.perf_counter() - start) / 200 * 1e6)
+    return statistics.median(rounds)
+
+
+def _ms(fn: Callable[[], object], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number * 1e3
+
+
+def main() -> None:
+    restore_sigint()
+    loop = asyncio.new_event_loop()
+    try:
+        pairs = loop.run_until_complete(_measure())
+    finally:
+        loop.close()
+    chatter = pairs["chatterbox"]
+    print("liquid handler: aspirate + dispense pair, 1 channel, 100 µL, tracking on (median)")
+    print(row("PLR + chatterbox backend (stdout redirected)", chatter))
+    print(row("PLR + do-nothing backend", pairs["nop"]))
+    print(row("PLR + chatterbox, spread='custom' (the adapter's call)",
+              pairs["chatterbox_custom"]))
+    print(row("adapter (checks, undo) + do-nothing backend", pairs["adapter_nop"]))
+    print(row("adapter + PhysicsLiquidHandlerBackend", pairs["adapter_physics"]))
+    print(f"  adapter + physics / chatterbox = {pairs['adapter_physics'] / chatter:.2f}"
+          "  (goal ≤ 1.2)")
+    print(f"  adapter + physics / chatterbox with spread='custom' = "
+          f"{pairs['adapter_physics'] / pairs['chatterbox_custom']:.2f}")
+    print(row("adapter + physics through lab.call (schema, units, journal)", _lab_pair_us()))
+    world = _world()
+    print("virtual deck")
+    print(row("build_deck() from scratch", _ms(build_deck, 5), "ms"))
+    print(row("virtual_deck(world, backend) (copy of the template)",
+              _ms(lambda: virtual_deck(world, None), 20), "ms"))  # type: ignore[arg-type]
+    print(row("virtual_deck + PLRLiquidHandler + physics backend", _ms(
+        lambda: PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
+                                 PhysicsLiquidHandlerBackend(world)), 20), "ms"))
+
+
+if __name__ == "__main__":
+    main()

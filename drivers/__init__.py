@@ -1,0 +1,1 @@
+"""Drivers: adapters that implement labtools' instrument interfaces for real instruments."""

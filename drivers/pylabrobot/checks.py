@@ -1,0 +1,106 @@
+"""The liquid handler's own checks, run before anything moves.
+
+Each check takes believed volumes in µL (PLR's trackers) and the caller's volume quantity, and
+raises the tool error an LLM can act on: the hint states what would be accepted, in the unit the
+caller used. Nothing here touches PLR or the world.
+"""
+
+from __future__ import annotations
+
+import pint
+
+from labtools.errors import Interlock, OutOfRange
+from labtools.instruments import TipType
+from labtools.units import Quantity, magnitude
+
+__all__ = ["EPS_UL", "check_draw", "check_expel", "check_tip_range", "in_unit"]
+
+#: volumes closer than this (µL) count as equal — the tolerance of PLR's own volume trackers
+EPS_UL = 1e-6
+
+
+def in_unit(ul: float, unit: str) -> str:
+    """``ul`` microlitres written in ``unit`` (a pint unit name), e.g. ``"0.25 milliliter"``."""
+    value = ul if unit == "microliter" else magnitude(Quantity(ul, "microliter"), unit)
+    return f"{max(value, 0.0):.6g} {unit}"
+
+
+def _unit(volume: pint.Quantity) -> str:
+    """The caller's unit name (pint formats it slowly, ~35 µs: only on the error path)."""
+    return str(volume.units)
+
+
+def check_tip_range(ul: float, volume: pint.Quantity, tip_type: TipType) -> None:
+    """The volume must lie in the mounted tip type's range."""
+    if not tip_type.volume.contains(ul):
+        unit = _unit(volume)
+        raise OutOfRange(
+            f"{volume.magnitude:g} {unit} is outside what a {tip_type.name} tip takes",
+            field="/volume",
+            hint=f"with {tip_type.name}: {tip_type.volume.describe(unit)}",
+        )
+
+
+def check_draw(
+    ul: float,
+    volume: pint.Quantity,
+    *,
+    channel: int,
+    tip_type: TipType,
+    tip_holds: float,
+    well: str,
+    well_holds: float,
+    dead: float,
+) -> None:
+    """An aspiration of ``ul``: the tip must have room and the well enough above its dead volume."""
+    capacity = tip_type.volume.high
+    if tip_holds + ul > capacity + EPS_UL:
+        unit = _unit(volume)
+        raise Interlock(
+            f"the {tip_type.name} tip on channel {channel} holds {tip_holds:.4g} µL; "
+            f"{ul:.4g} µL more would exceed its {capacity:g} µL",
+            field="/volume",
+            hint=f"at most {in_unit(capacity - tip_holds, unit)} (or dispense first)",
+        )
+    usable = well_holds - dead
+    if ul > usable + EPS_UL:
+        unit = _unit(volume)
+        hint = (f"at most {in_unit(usable, unit)} from {well}" if usable > EPS_UL
+                else f"{well} is at or below its dead volume; use another well")
+        raise Interlock(
+            f"{well} holds {well_holds:.4g} µL, of which {dead:.3g} µL is below the tip's "
+            f"reach (dead volume): {ul:.4g} µL would overdraw it",
+            field="/volume",
+            hint=hint,
+        )
+
+
+def check_expel(
+    ul: float,
+    volume: pint.Quantity,
+    *,
+    channel: int,
+    tip_holds: float,
+    well: str,
+    well_holds: float,
+    well_capacity: float,
+) -> None:
+    """A dispense of ``ul``: the tip must hold it and the well must have room for it."""
+    if ul > tip_holds + EPS_UL:
+        unit = _unit(volume)
+        raise Interlock(
+            f"the tip on channel {channel} holds {tip_holds:.4g} µL, less than {ul:.4g} µL",
+            field="/volume",
+            hint=(f"at most {in_unit(tip_holds, unit)}" if tip_holds > EPS_UL
+                  else "the tip is empty; aspirate first"),
+        )
+    free = well_capacity - well_holds
+    if ul > free + EPS_UL:
+        unit = _unit(volume)
+        raise Interlock(
+            f"{well} holds {well_holds:.4g} of {well_capacity:.4g} µL: {ul:.4g} µL would "
+            f"overfill it",
+            field="/volume",
+            hint=(f"at most {in_unit(free, unit)} into {well}" if free > EPS_UL
+                  else f"{well} is full; use another well"),
+        )

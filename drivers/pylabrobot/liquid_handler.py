@@ -1,0 +1,410 @@
+"""The labtools liquid-handler tools on a PyLabRobot (0.2.2) ``LiquidHandler``.
+
+Any PLR liquid-handler backend slots in: Hamilton STAR/Vantage, Tecan EVO, Opentrons OT-2, the
+chatterbox, or the physics simulator ``simulators.liquid_handling:PhysicsLiquidHandlerBackend``.
+Every call is checked against PLR's beliefs (tracked volumes, mounted tips) before PLR sees it, so
+a rejected call changes nothing; if PLR or the backend fails anyway, the touched trackers are
+restored and PLR's exception becomes a typed tool error.
+
+Configuration (TOML), e.g.::
+
+    [instruments.lh]
+    class = "drivers.pylabrobot.liquid_handler:PLRLiquidHandler"
+    deck = "@deck.deck"
+    labels = "@world.labels"
+    backend = { class = "simulators.liquid_handling:PhysicsLiquidHandlerBackend", world = "@world" }
+    tip_types = { tip_300ul = [1, 300], tip_1000ul = [10, 1000] }
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import pint
+from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
+from pylabrobot.liquid_handling import LiquidHandlerBackend
+from pylabrobot.resources import Container, Deck, Tip, TipRack
+
+from drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
+from drivers.pylabrobot.deck_view import DeckView
+from drivers.pylabrobot.errors import tool_error
+from drivers.pylabrobot.geometry import dead_volume_ul
+from drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
+from labtools.errors import (
+    InstrumentError,
+    Interlock,
+    InvalidArguments,
+    NotSupported,
+    OutOfRange,
+    PreconditionFailed,
+)
+from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
+from labtools.instruments.liquid_handler import (
+    DeckState,
+    LiquidMoved,
+    MixDone,
+    PlateMoved,
+    TipsDropped,
+    TipsPickedUp,
+    TransferDone,
+)
+from labtools.units import Range, magnitude, qty
+
+__all__ = ["DEFAULT_TIP_TYPES", "PLRLiquidHandler"]
+
+log = logging.getLogger(__name__)
+
+UL = "microliter"
+#: tip type name → [smallest, largest] volume per aspiration (µL) [A]; a PLR tip belongs to the
+#: type whose largest volume equals the tip's nominal (rated working) volume
+DEFAULT_TIP_TYPES: Mapping[str, Sequence[float]] = MappingProxyType(
+    {"tip_300ul": (1.0, 300.0), "tip_1000ul": (10.0, 1000.0)}
+)
+
+
+class PLRLiquidHandler(LiquidHandler):
+    """A PyLabRobot liquid handler behind the labtools tools.
+
+    ``deck``: the PLR deck (tip racks, plates, containers, trash, plate sites and readers).
+    ``backend``: any PLR ``LiquidHandlerBackend``. ``channels``: how many channels the tools
+    offer; by default the backend's count (real backends learn it only in setup, so give it).
+    ``labels``: container name → label of its contents (stocks), shown by ``get_deck``.
+    ``tip_types``: tip type name → ``[min, max]`` µL per aspiration; ``max`` is the nominal
+    volume of that type's PLR tips. No I/O here: :meth:`setup` connects.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        deck: Deck,
+        backend: LiquidHandlerBackend,
+        *,
+        channels: int | None = None,
+        labels: Mapping[str, str] | None = None,
+        tip_types: Mapping[str, Sequence[float]] = DEFAULT_TIP_TYPES,
+    ) -> None:
+        super().__init__(name)
+        count = channels if channels is not None else _backend_channels(backend)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"channels must be a positive integer, not {count!r}")
+        self._types = _tip_types(tip_types)
+        self.limits = LiquidHandlerLimits(channels=count, tip_types=tuple(self._types.values()))
+        self.labels: dict[str, str] = dict(labels or {})
+        self.plr = PLRFrontEnd(backend=backend, deck=deck)
+        self.view = DeckView(deck)
+        self._dead: dict[int, float] = {}
+        # racks whose tips have no configured type (e.g. a STAR's teaching needles) are not offered
+        self.view.tip_racks = [r for r in self.view.tip_racks if self._usable(r)]
+
+    # -- lifetime ------------------------------------------------------------------------------
+    async def setup(self) -> None:
+        """Turn on PLR's (process-wide) tip and volume tracking and set up the handler."""
+        enable_tracking()
+        if not self.plr.setup_finished:
+            await self.plr.setup()
+        have = self.plr.backend.num_channels
+        if have < self.limits.channels:
+            raise InstrumentError(
+                f"the backend has {have} channels, fewer than the {self.limits.channels} "
+                "configured", hint=f"configure channels = {have}")
+
+    async def stop(self) -> None:
+        if self.plr.setup_finished:
+            await self.plr.stop()
+
+    # -- tips ----------------------------------------------------------------------------------
+    async def pick_up_tips(self, tip_rack: str, channels: Sequence[int]) -> TipsPickedUp:
+        rack = self.view.tip_rack(tip_rack, "/tip_rack")
+        chans = self._channels(channels)
+        for i, ch in enumerate(channels):
+            if self._head(ch).has_tip:
+                raise PreconditionFailed(f"channel {ch} already has a tip",
+                                         field=f"/channels/{i}",
+                                         hint="drop it first (lh_drop_tips)")
+        spots = self.view.next_tips(rack, len(chans))
+        if len(spots) < len(chans):
+            raise Interlock(f"{rack.name} has {len(spots)} tips left, {len(chans)} needed",
+                            field="/tip_rack", hint=f"tip racks: {self.view.tips_hint()}")
+        tips = [spot.get_tip() for spot in spots]
+        tip_type = self._tip_type(tips[0], "/tip_rack")
+        backend = self.plr.backend
+        for ch, tip in zip(chans, tips, strict=True):
+            if not backend.can_pick_up_tip(ch, tip):
+                raise NotSupported(f"channel {ch} cannot take {tip_type.name} tips",
+                                   field=f"/channels/{list(channels).index(ch)}",
+                                   hint="use another channel or tip rack")
+        require_tracking()
+        snap = TrackerSnapshot(spots=spots, head=[self.plr.head[ch] for ch in chans])
+        try:
+            await self.plr.pick_up_tips(spots, use_channels=chans)
+        except Exception as exc:
+            snap.restore()
+            raise tool_error(exc, "pick_up_tips") from exc
+        left = sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
+        mounted = [{"channel": ch, "tip": self.view.spot_name(spot), "tip_type": tip_type.name}
+                   for ch, spot in zip(chans, spots, strict=True)]
+        return {"tips": mounted, "tips_left": left}  # type: ignore[typeddict-item]
+
+    async def drop_tips(self, channels: Sequence[int]) -> TipsDropped:
+        chans = self._channels(channels)
+        for i, ch in enumerate(channels):
+            if not self._head(ch).has_tip:
+                raise PreconditionFailed(f"channel {ch} has no tip", field=f"/channels/{i}",
+                                         hint="channels with tips: " + self._tipped_hint())
+        if not self.plr.deck.has_resource("trash"):
+            raise NotSupported("the deck has no trash to drop tips into")
+        trash = self.plr.deck.get_trash_area()
+        require_tracking()
+        snap = TrackerSnapshot(head=[self.plr.head[ch] for ch in chans])
+        try:
+            await self.plr.drop_tips([trash] * len(chans), use_channels=chans,
+                                     allow_nonzero_volume=True)
+        except Exception as exc:
+            snap.restore()
+            raise tool_error(exc, "drop_tips") from exc
+        return {"channels": chans}
+
+    # -- liquid --------------------------------------------------------------------------------
+    async def aspirate(self, channel: int, well: str, volume: pint.Quantity) -> LiquidMoved:
+        ul = magnitude(volume, UL)
+        container, ref = self.view.container(well, "/well")
+        tip = self._mounted(channel)
+        self._check_draw(channel, tip, container, ref, ul, volume)
+        await self._aspirate(channel, container, ul)
+        return self._moved(channel, ref, container, tip, ul)
+
+    async def dispense(self, channel: int, well: str, volume: pint.Quantity) -> LiquidMoved:
+        ul = magnitude(volume, UL)
+        container, ref = self.view.container(well, "/well")
+        tip = self._mounted(channel)
+        check_tip_range(ul, volume, self._tip_type(tip))
+        tracker = container.tracker
+        check_expel(ul, volume, channel=channel, tip_holds=tip.tracker.get_used_volume(),
+                    well=ref, well_holds=tracker.get_used_volume(),
+                    well_capacity=tracker.max_volume)
+        await self._dispense(channel, container, ul)
+        return self._moved(channel, ref, container, tip, ul)
+
+    async def transfer(self, channel: int, source: str, destination: str,
+                       volume: pint.Quantity) -> TransferDone:
+        ul = magnitude(volume, UL)
+        src, src_ref = self.view.container(source, "/source")
+        dst, dst_ref = self.view.container(destination, "/destination")
+        tip = self._mounted(channel)
+        self._check_draw(channel, tip, src, src_ref, ul, volume)
+        dst_holds = dst.tracker.get_used_volume() - (ul if dst is src else 0.0)
+        check_expel(ul, volume, channel=channel, tip_holds=tip.tracker.get_used_volume() + ul,
+                    well=dst_ref, well_holds=dst_holds, well_capacity=dst.tracker.max_volume)
+        await self._aspirate(channel, src, ul)
+        await self._dispense(channel, dst, ul, after="aspirated from " + src_ref)
+        return {"channel": channel, "source": src_ref, "destination": dst_ref,
+                "volume": qty(round(ul, 4), UL),
+                "source_volume": qty(round(src.tracker.get_used_volume(), 4), UL),
+                "destination_volume": qty(round(dst.tracker.get_used_volume(), 4), UL)}
+
+    async def mix(self, channel: int, well: str, volume: pint.Quantity, cycles: int) -> MixDone:
+        ul = magnitude(volume, UL)
+        container, ref = self.view.container(well, "/well")
+        tip = self._mounted(channel)
+        cycle_range = self.limits.mix_cycles
+        if not cycle_range.contains(cycles):
+            raise OutOfRange(f"{cycles} mix cycles is outside the allowed range",
+                             field="/cycles", hint=f"allowed: {cycle_range.describe()}")
+        self._check_draw(channel, tip, container, ref, ul, volume)
+        for cycle in range(cycles):
+            await self._aspirate(channel, container, ul)
+            await self._dispense(channel, container, ul, after=f"mix cycle {cycle + 1}")
+        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL),
+                "cycles": cycles}
+
+    # -- plates --------------------------------------------------------------------------------
+    async def move_plate(self, plate: str, destination: str) -> PlateMoved:
+        moving = self.view.plate(plate, "/plate")
+        origin = moving.parent
+        if origin is not None and origin.name == destination:
+            return {"plate": moving.name, "location": destination}
+        site = self.view.site(destination, "/destination")
+        if site.resource is not None:
+            free = ", ".join(self.view.free_sites()) or "none"
+            raise Interlock(f"{destination} is occupied by {site.resource.name}",
+                            field="/destination", hint=f"free sites: {free}")
+        if self.plr.backend.num_arms < 1:
+            raise NotSupported("this liquid handler has no gripper")
+        held = self.plr.get_picked_up_resource()
+        if held is not None:
+            raise PreconditionFailed(f"the gripper still holds {held.name}",
+                                     hint="an earlier move failed; recover the instrument")
+        try:
+            await self.plr.move_plate(moving, site)
+        except Exception as exc:
+            await self._put_back(moving, origin)
+            raise tool_error(exc, f"move_plate {moving.name} to {destination}") from exc
+        return {"plate": moving.name, "location": destination}
+
+    async def _put_back(self, plate: Any, origin: Any) -> None:
+        """After a failed move, set a plate the gripper still holds back where it was."""
+        if self.plr.get_picked_up_resource() is not plate or origin is None:
+            return
+        try:
+            await self.plr.drop_resource(origin)
+        except Exception:
+            log.exception("could not put %s back on %s after a failed move", plate.name,
+                          origin.name)
+
+    # -- belief --------------------------------------------------------------------------------
+    async def get_deck(self) -> DeckState:
+        return self.state()  # type: ignore[return-value]  # DeckState plus labels, free_sites
+
+    def state(self) -> dict[str, Any]:
+        """What PLR believes: labware and well volumes (µL), tips left, channel tips, labels of
+        stocks and free plate sites. JSON-able; never a simulator's truth."""
+        channels = []
+        for ch in range(self.limits.channels):
+            tracker = self.plr.head.get(ch)
+            tip = tracker.get_tip() if tracker is not None and tracker.has_tip else None
+            channels.append({
+                "channel": ch,
+                "tip": self.view.spot_name(tracker.get_tip_origin()) if tip else None,
+                "tip_volume": qty(round(tip.tracker.volume, 4) if tip else 0.0, UL),
+            })
+        return {"labware": self.view.labware_state(), "tips_left": self.view.tips_left(),
+                "channels": channels, "volume_unit": UL, "labels": dict(self.labels),
+                "free_sites": self.view.free_sites()}
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _channels(self, channels: Sequence[int]) -> list[int]:
+        chans = list(channels)
+        if not chans:
+            raise InvalidArguments("name at least one channel", field="/channels",
+                                   hint=f"channels: {self.limits.channel.describe()}")
+        seen: set[int] = set()
+        for i, ch in enumerate(chans):
+            if not self.limits.channel.contains(ch):
+                raise OutOfRange(f"there is no channel {ch}", field=f"/channels/{i}",
+                                 hint=f"channels: {self.limits.channel.describe()}")
+            if ch in seen:
+                raise InvalidArguments(f"channel {ch} is listed twice", field=f"/channels/{i}",
+                                       hint="list each channel once")
+            seen.add(ch)
+        return sorted(chans)
+
+    def _head(self, channel: int) -> Any:
+        tracker = self.plr.head.get(channel)
+        if tracker is None:
+            raise PreconditionFailed(f"channel {channel} is not available",
+                                     hint="the liquid handler is not set up")
+        return tracker
+
+    def _mounted(self, channel: int) -> Tip:
+        if not self.limits.channel.contains(channel):
+            raise OutOfRange(f"there is no channel {channel}", field="/channel",
+                             hint=f"channels: {self.limits.channel.describe()}")
+        tracker = self.plr.head.get(channel)
+        if tracker is None or not tracker.has_tip:
+            raise PreconditionFailed(f"channel {channel} has no tip", field="/channel",
+                                     hint="pick one up first (lh_pick_up_tips)")
+        return tracker.get_tip()
+
+    def _tipped_hint(self) -> str:
+        tipped = [str(c) for c, t in self.plr.head.items() if t.has_tip]
+        return ", ".join(tipped) or "none"
+
+    def _tip_type(self, tip: Tip, field: str = "/channel") -> TipType:
+        nominal = float(getattr(tip, "nominal_volume", None) or tip.maximal_volume)
+        tip_type = self._types.get(nominal)
+        if tip_type is None:
+            raise NotSupported(f"no tip type is configured for {nominal:g} µL tips", field=field,
+                               hint=f"tip types: {', '.join(t.name for t in self._types.values())}")
+        return tip_type
+
+    def _usable(self, rack: TipRack) -> bool:
+        """Whether the rack's tips have a configured type (an empty rack is given the benefit)."""
+        spot = next((s for s in rack.get_all_items() if s.tracker.has_tip), None)
+        if spot is None:
+            return True
+        tip = spot.get_tip()
+        usable = float(getattr(tip, "nominal_volume", None) or tip.maximal_volume) in self._types
+        if not usable:
+            log.debug("tip rack %s: no tip type for its tips; not offered", rack.name)
+        return usable
+
+    def _dead_volume(self, container: Container) -> float:
+        dead = self._dead.get(id(container))
+        if dead is None:
+            dead = self._dead[id(container)] = dead_volume_ul(container)
+        return dead
+
+    def _check_draw(self, channel: int, tip: Tip, container: Container, ref: str, ul: float,
+                    volume: pint.Quantity) -> None:
+        tip_type = self._tip_type(tip)
+        check_tip_range(ul, volume, tip_type)
+        check_draw(ul, volume, channel=channel, tip_type=tip_type,
+                   tip_holds=tip.tracker.get_used_volume(), well=ref,
+                   well_holds=container.tracker.get_used_volume(),
+                   dead=self._dead_volume(container))
+
+    async def _aspirate(self, channel: int, container: Container, ul: float) -> None:
+        require_tracking()
+        snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
+        try:
+            await self.plr.aspirate([container], vols=[ul], use_channels=[channel],
+                                    spread=_spread(container))
+        except Exception as exc:
+            snap.restore()
+            raise tool_error(exc, f"aspirate on channel {channel}") from exc
+
+    async def _dispense(self, channel: int, container: Container, ul: float,
+                        after: str | None = None) -> None:
+        require_tracking()
+        snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
+        try:
+            await self.plr.dispense([container], vols=[ul], use_channels=[channel],
+                                    spread=_spread(container))
+        except Exception as exc:
+            snap.restore()
+            error = tool_error(exc, f"dispense on channel {channel}")
+            if after is not None:  # the aspiration stood: say where the liquid is
+                error.message += f" (after it {after}: the liquid is in the tip)"
+            raise error from exc
+
+    def _moved(self, channel: int, ref: str, container: Container, tip: Tip,
+               ul: float) -> LiquidMoved:
+        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL),
+                "tip_volume": qty(round(tip.tracker.get_used_volume(), 4), UL),
+                "well_volume": qty(round(container.tracker.get_used_volume(), 4), UL)}
+
+
+def _spread(container: Container) -> str:
+    """One channel goes to the container's centre ("custom" with no offset) unless the
+    container has no-go zones, where PLR's "wide" placement finds a free compartment."""
+    return "wide" if container.no_go_zones else "custom"
+
+
+def _backend_channels(backend: LiquidHandlerBackend) -> int:
+    try:
+        count = backend.num_channels
+    except (RuntimeError, AttributeError):  # STAR, Vantage, EVO: known only after setup
+        count = None
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(
+            f"{type(backend).__name__} does not know its channel count before setup; "
+            "give channels = <count>")
+    return count
+
+
+def _tip_types(raw: Mapping[str, Sequence[float]]) -> dict[float, TipType]:
+    """Tip types keyed by their largest volume (the nominal volume of their PLR tips)."""
+    out: dict[float, TipType] = {}
+    for name, bounds in raw.items():
+        if len(bounds) != 2 or not 0 < float(bounds[0]) <= float(bounds[1]):
+            raise ValueError(f"tip type {name!r}: give [min, max] µL with 0 < min <= max")
+        low, high = float(bounds[0]), float(bounds[1])
+        if high in out:
+            raise ValueError(f"tip types {out[high].name!r} and {name!r} share {high:g} µL")
+        out[high] = TipType(name, Range(low, high, UL))
+    if not out:
+        raise ValueError("configure at least one tip type")
+    return out

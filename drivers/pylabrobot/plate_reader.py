@@ -1,0 +1,259 @@
+"""labtools' ``PlateReader`` over a PyLabRobot (0.2.2) plate reader, real or simulated.
+
+The same adapter drives a BMG CLARIOstar, an Agilent BioTek Cytation/Synergy, a Molecular
+Devices SpectraMax or the physics simulator: only the PLR backend inside the given PLR
+``PlateReader`` front end differs. PLR takes whole nanometres (``int``), so wavelengths that are
+not whole numbers are refused rather than rounded. Results always use PLR's new return type.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
+from pylabrobot.plate_reading import PlateReaderChatterboxBackend
+from pylabrobot.plate_reading.agilent import BioTekPlateReaderBackend
+from pylabrobot.plate_reading.backend import PlateReaderBackend
+from pylabrobot.resources import Plate, Well
+from pylabrobot.resources.errors import ResourceNotFoundError
+
+from drivers.pylabrobot.reader_calls import Grid, ReadCalls
+from drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
+from labtools.errors import (
+    InstrumentError,
+    OutOfRange,
+    PreconditionFailed,
+    UnknownResource,
+)
+from labtools.instruments import PlateReader, PlateReaderLimits
+from labtools.units import Range
+
+__all__ = ["PLRPlateReader", "limits_for"]
+
+log = logging.getLogger(__name__)
+
+NM = "nanometer"
+#: default read height for top-read fluorescence and luminescence (mm) [A]: inside the
+#: focal ranges of PLR's BioTek backends (4.5–13.88 mm; Synergy H1 4.5–10.68 mm)
+DEFAULT_FOCAL_HEIGHT_MM = 8.5
+
+
+
+@dataclass(frozen=True, eq=False)
+class _PlateIndex:
+    """A plate's wells by identifier, in reading order (row-major), with grid positions."""
+
+    plate: Plate
+    identifiers: list[str]
+    wells: dict[str, Well]
+    position: dict[str, tuple[int, int]]
+
+
+def limits_for(backend: PlateReaderBackend) -> PlateReaderLimits:
+    """The optical limits of a PLR backend where PLR states them, else labtools' defaults."""
+    if isinstance(backend, BioTekPlateReaderBackend):
+        return PlateReaderLimits(
+            absorbance=Range(*backend.abs_wavelength_range, NM),
+            excitation=Range(*backend.excitation_range, NM),
+            emission=Range(*backend.emission_range, NM),
+        )
+    return PlateReaderLimits()
+
+
+class PLRPlateReader(PlateReader):
+    """A plate reader driven through PyLabRobot.
+
+    ``reader``: a PLR ``PlateReader`` front end holding the backend chosen by the lab's
+    configuration (``PhysicsPlateReaderBackend`` in simulation; ``CLARIOstarBackend``,
+    ``CytationBackend``, ``MolecularDevicesSpectraMaxM5Backend``, … in a real lab).
+    ``limits``: optical limits; by default what PLR states for the backend.
+    ``focal_height``: read height (mm) for fluorescence and luminescence.
+    The constructor does no I/O; :meth:`setup` connects.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reader: PLRPlateReaderFrontEnd,
+        *,
+        limits: PlateReaderLimits | None = None,
+        focal_height: float = DEFAULT_FOCAL_HEIGHT_MM,
+    ) -> None:
+        super().__init__(name)
+        if not (
+            isinstance(focal_height, int | float)
+            and math.isfinite(focal_height)
+            and focal_height > 0
+        ):
+            raise ValueError(f"focal_height must be a positive number of mm, not {focal_height}")
+        self.reader = reader
+        self.limits = limits or limits_for(reader.backend)
+        self.calls = ReadCalls(reader, float(focal_height))
+        backend = reader.backend
+        self.simulated = bool(getattr(backend, "simulated", False)) or isinstance(
+            backend, PlateReaderChatterboxBackend
+        )
+        self._indexes: dict[str, _PlateIndex] = {}
+
+    @property
+    def backend_name(self) -> str:
+        return self.calls.backend_name
+
+    # -- lifetime ------------------------------------------------------------------------------
+    async def setup(self) -> None:
+        """Connect to the reader (PLR ``setup``), unless it is already set up."""
+        if not self.reader.setup_finished:
+            with reader_errors("setup", self.backend_name):
+                await self.reader.setup()
+            log.info("plate reader %s set up (%s)", self.name, self.backend_name)
+
+    async def stop(self) -> None:
+        if self.reader.setup_finished:
+            with reader_errors("stop", self.backend_name):
+                await self.reader.stop()
+
+    def state(self) -> dict[str, Any]:
+        held = self._held()
+        return {"plate": held.name if held is not None else None, "backend": self.backend_name}
+
+    # -- PlateReader hooks ---------------------------------------------------------------------
+    def _plate_wells(self, plate: str) -> list[str]:
+        return list(self._index(plate).identifiers)
+
+    async def _read_absorbance(self, plate: str, wells: list[str], nm: float) -> dict[str, float]:
+        wavelength = _whole_nm(nm, "/wavelength")
+        index = self._index(plate)
+        with reader_errors("absorbance read", self.backend_name):
+            grid = await self.calls.absorbance(index.plate, self._chosen(index, wells), wavelength)
+        return _values(grid, index, wells, "absorbance")
+
+    async def _read_absorbance_spectrum(
+        self, plate: str, wells: list[str], nm: list[float]
+    ) -> dict[str, list[float]]:
+        grid = [_whole_nm(x, "/start" if i == 0 else "/step") for i, x in enumerate(nm)]
+        index = self._index(plate)
+        with reader_errors("absorbance spectrum", self.backend_name):
+            grids = await self.calls.spectrum(index.plate, self._chosen(index, wells), grid)
+        per_nm = [_values(g, index, wells, "absorbance") for g in grids]
+        return {w: [values[w] for values in per_nm] for w in wells}
+
+    async def _read_fluorescence(
+        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+    ) -> dict[str, float]:
+        ex = _whole_nm(excitation_nm, "/excitation_wavelength")
+        em = _whole_nm(emission_nm, "/emission_wavelength")
+        index = self._index(plate)
+        with reader_errors("fluorescence read", self.backend_name):
+            grid = await self.calls.fluorescence(index.plate, self._chosen(index, wells), ex, em)
+        return _values(grid, index, wells, "fluorescence")
+
+    async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:
+        index = self._index(plate)
+        with reader_errors("luminescence read", self.backend_name):
+            grid = await self.calls.luminescence(index.plate, self._chosen(index, wells))
+        return _values(grid, index, wells, "luminescence")
+
+    # -- plates and wells ----------------------------------------------------------------------
+    def _held(self) -> Plate | None:
+        return next((c for c in self.reader.children if isinstance(c, Plate)), None)
+
+    def _index(self, name: str) -> _PlateIndex:
+        """The index of plate ``name`` if it is in the reader; else the error that says why."""
+        held = self._held()
+        if held is not None and held.name == name:
+            index = self._indexes.get(name)
+            if index is None or index.plate is not held:
+                index = self._indexes[name] = _build_index(held)
+            return index
+        root = self.reader.get_root()
+        found = None
+        if root is not self.reader:
+            try:
+                found = root.get_resource(name)
+            except ResourceNotFoundError:
+                found = None
+        inside = f"the reader holds {held.name!r}" if held is not None else "the reader is empty"
+        if not isinstance(found, Plate):
+            plates = _plates_under(root)
+            known = f"plates: {', '.join(plates)}; " if plates else ""
+            raise UnknownResource(
+                f"no plate named {name!r}", field="/plate", hint=f"{known}{inside}"
+            )
+        hint = MOVE_HINT if held is None else f"{inside}; move it out first, then {MOVE_HINT}"
+        raise PreconditionFailed(f"plate {name!r} is not in the reader", field="/plate", hint=hint)
+
+    @staticmethod
+    def _chosen(index: _PlateIndex, wells: list[str]) -> list[Well] | None:
+        """PLR wells to read; ``None`` reads the whole plate."""
+        if len(wells) == len(index.identifiers):
+            return None
+        return [index.wells[w] for w in wells]
+
+
+def _build_index(plate: Plate) -> _PlateIndex:
+    wells = plate.get_all_items()
+    position: dict[str, tuple[int, int]] = {}
+    by_name: dict[str, Well] = {}
+    for well in wells:
+        ident = plate.get_child_identifier(well)
+        position[ident] = (_row_of(ident), int(ident.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) - 1)
+        by_name[ident] = well
+    ordered = sorted(position, key=position.__getitem__)
+    return _PlateIndex(plate, ordered, by_name, position)
+
+
+def _row_of(ident: str) -> int:
+    letters = ident.rstrip("0123456789")
+    value = 0
+    for ch in letters:
+        value = value * 26 + (ord(ch) - ord("A") + 1)
+    return value - 1
+
+
+def _plates_under(root: Any, limit: int = 8) -> list[str]:
+    if not hasattr(root, "get_all_children"):
+        return []
+    names = [r.name for r in root.get_all_children() if isinstance(r, Plate)]
+    return [*names[:limit], "…"] if len(names) > limit else names
+
+
+def _whole_nm(nm: float, field: str) -> int:
+    """PLR sets wavelengths in whole nanometres; refuse anything else rather than round it."""
+    rounded = round(nm)
+    if abs(nm - rounded) > 1e-6:
+        raise OutOfRange(
+            f"{nm:g} nm is not a whole number of nanometres",
+            field=field,
+            hint=f"this reader sets wavelengths in 1 nm steps, e.g. {rounded} nm",
+        )
+    return int(rounded)
+
+
+def _values(grid: Grid, index: _PlateIndex, wells: list[str], what: str) -> dict[str, float]:
+    """The wells' values from a PLR data grid: ``inf`` where the detector saturated; a missing
+    value is an error."""
+    out: dict[str, float] = {}
+    missing: list[str] = []
+    for well in wells:
+        row, col = index.position[well]
+        try:
+            value = grid[row][col]
+        except (IndexError, TypeError):
+            value = None
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            missing.append(well)
+        else:
+            out[well] = float(value)
+    if missing:
+        raise InstrumentError(
+            f"the reader returned no {what} value for {len(missing)} well(s): {_listed(missing)}"
+        )
+    return out
+
+
+def _listed(wells: list[str], limit: int = 12) -> str:
+    shown = ", ".join(wells[:limit])
+    return f"{shown}, …" if len(wells) > limit else shown

@@ -1,0 +1,236 @@
+"""How to ask one PyLabRobot plate reader for each measurement.
+
+Most backends implement PLR's ``PlateReaderBackend`` signatures and are called through PLR's
+``PlateReader`` front end. Some do not:
+
+- Molecular Devices (SpectraMax M5 / 384 Plus / Gemini EM) override the reads with their own
+  signatures (``read_absorbance(plate, wavelengths, …)``, no ``wells``), so the front end's call
+  raises ``TypeError``. They are called directly: whole-plate reads, lists of wavelengths, the
+  emission cut-off filter from PLR's own wavelength table, and native spectrum scans
+  (``ReadType.SPECTRUM``). Luminescence asks for emission wavelength 0 (all light), the default
+  of PLR's Gemini EM backend [unverified on hardware].
+- BMG CLARIOstar reads only whole plates (PLR raises ``NotImplementedError`` otherwise).
+- A backend with ``read_absorbance_spectrum(plate, wells, wavelengths)`` (the physics simulator)
+  scans spectra natively; any other backend gets one absorbance read per wavelength.
+
+Each plan is chosen once from the backend's class and method signatures (no I/O). A read the
+backend cannot do at all raises ``NotSupported``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
+from pylabrobot.plate_reading.bmg_labtech import CLARIOstarBackend
+from pylabrobot.plate_reading.molecular_devices import (
+    MolecularDevicesBackend,
+    ReadType,
+    SpectrumSettings,
+)
+from pylabrobot.resources import Plate, Well
+
+from labtools.errors import InstrumentError, NotSupported, PreconditionFailed
+
+__all__ = ["Grid", "ReadCalls", "SpectrumBackend"]
+
+Grid = list[list[float | None]]
+Plan = Literal["front_end", "md_lists", "md_single", "none"]
+SpectrumPlan = Literal["native", "md", "repeat", "none"]
+
+#: emission wavelength meaning "all light" for Molecular Devices luminescence reads
+_MD_ALL_LIGHT = 0
+
+
+@runtime_checkable
+class SpectrumBackend(Protocol):
+    """A backend that scans absorbance spectra in one call (one result dict per wavelength)."""
+
+    async def read_absorbance_spectrum(
+        self, plate: Plate, wells: list[Well], wavelengths: Sequence[int]
+    ) -> list[dict]: ...
+
+
+def _takes(method: Callable[..., Any], *names: str) -> bool:
+    """Whether ``method`` accepts all keyword arguments ``names`` (``**kwargs`` counts)."""
+    params = inspect.signature(method).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return True
+    return all(n in params for n in names)
+
+
+def _names(method: Callable[..., Any], *names: str) -> bool:
+    """Whether ``method`` names all of ``names`` as parameters (``**kwargs`` does not count)."""
+    params = inspect.signature(method).parameters
+    return all(n in params for n in names)
+
+
+class ReadCalls:
+    """Per-measurement call plans for one PLR reader (``reader``: its front end)."""
+
+    def __init__(self, reader: PLRPlateReaderFrontEnd, focal_height_mm: float) -> None:
+        backend = reader.backend
+        self.reader = reader
+        self.focal_height_mm = focal_height_mm
+        self.backend_name = type(backend).__name__
+        self.whole_plate_only = isinstance(backend, CLARIOstarBackend)
+        md = isinstance(backend, MolecularDevicesBackend)
+        self.absorbance_plan: Plan = (
+            "md_lists"
+            if md and _names(backend.read_absorbance, "wavelengths")
+            else "front_end"
+            if _takes(backend.read_absorbance, "wells", "wavelength")
+            else "none"
+        )
+        self.fluorescence_plan: Plan = (
+            "md_lists"
+            if md and _names(backend.read_fluorescence, "excitation_wavelengths")
+            else "md_single"
+            if md and _names(backend.read_fluorescence, "excitation_wavelength")
+            else "front_end"
+            if _takes(
+                backend.read_fluorescence,
+                "wells",
+                "excitation_wavelength",
+                "emission_wavelength",
+                "focal_height",
+            )
+            else "none"
+        )
+        self.luminescence_plan: Plan = (
+            "md_lists"
+            if md and _names(backend.read_luminescence, "emission_wavelengths")
+            else "md_single"
+            if md
+            else "front_end"
+            if _takes(backend.read_luminescence, "wells", "focal_height")
+            else "none"
+        )
+        self.spectrum_plan: SpectrumPlan = (
+            "native"
+            if isinstance(backend, SpectrumBackend)
+            else "md"
+            if self.absorbance_plan == "md_lists"
+            else "repeat"
+            if self.absorbance_plan == "front_end"
+            else "none"
+        )
+
+    # -- measurements --------------------------------------------------------------------------
+    async def absorbance(self, plate: Plate, wells: list[Well] | None, nm: int) -> Grid:
+        backend = self._backend("absorbance", self.absorbance_plan)
+        if self.absorbance_plan == "md_lists":
+            self._ready(plate)
+            results = await backend.read_absorbance(plate=plate, wavelengths=[nm])
+        else:
+            results = await self.reader.read_absorbance(
+                wavelength=nm, wells=self._wells(wells), use_new_return_type=True
+            )
+        return _pick(results, "wavelength", nm)
+
+    async def spectrum(self, plate: Plate, wells: list[Well] | None, nms: list[int]) -> list[Grid]:
+        """Grids at each of ``nms`` (a uniform, increasing grid of whole nanometres)."""
+        if self.spectrum_plan == "repeat":
+            return [await self.absorbance(plate, wells, nm) for nm in nms]
+        backend = self._backend("absorbance spectra", self.spectrum_plan)
+        self._ready(plate)
+        if self.spectrum_plan == "native":
+            chosen = self._wells(wells) or plate.get_all_items()
+            results = await backend.read_absorbance_spectrum(plate, chosen, nms)
+        else:
+            step = nms[1] - nms[0] if len(nms) > 1 else 1
+            settings = SpectrumSettings(start_wavelength=nms[0], step=step, num_steps=len(nms))
+            results = await backend.read_absorbance(
+                plate=plate,
+                wavelengths=[nms[0]],
+                read_type=ReadType.SPECTRUM,
+                spectrum_settings=settings,
+            )
+        return [_pick(results, "wavelength", nm) for nm in nms]
+
+    async def fluorescence(self, plate: Plate, wells: list[Well] | None, ex: int, em: int) -> Grid:
+        plan = self.fluorescence_plan
+        backend = self._backend("fluorescence", plan)
+        if plan == "front_end":
+            results = await self.reader.read_fluorescence(
+                excitation_wavelength=ex,
+                emission_wavelength=em,
+                focal_height=self.focal_height_mm,
+                wells=self._wells(wells),
+                use_new_return_type=True,
+            )
+        elif plan == "md_lists":
+            self._ready(plate)
+            cutoff = backend._get_cutoff_filter_index_from_wavelength(em)
+            results = await backend.read_fluorescence(
+                plate=plate,
+                excitation_wavelengths=[ex],
+                emission_wavelengths=[em],
+                cutoff_filters=[cutoff],
+            )
+        else:
+            self._ready(plate)
+            results = await backend.read_fluorescence(
+                plate=plate,
+                wells=plate.get_all_items(),
+                excitation_wavelength=ex,
+                emission_wavelength=em,
+            )
+        return _pick(results, "em_wavelength", em)
+
+    async def luminescence(self, plate: Plate, wells: list[Well] | None) -> Grid:
+        plan = self.luminescence_plan
+        backend = self._backend("luminescence", plan)
+        if plan == "front_end":
+            results = await self.reader.read_luminescence(
+                focal_height=self.focal_height_mm,
+                wells=self._wells(wells),
+                use_new_return_type=True,
+            )
+        elif plan == "md_lists":
+            self._ready(plate)
+            results = await backend.read_luminescence(
+                plate=plate, emission_wavelengths=[_MD_ALL_LIGHT]
+            )
+        else:
+            self._ready(plate)
+            results = await backend.read_luminescence(plate=plate, wells=plate.get_all_items())
+        return _pick(results, None, None)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _backend(self, what: str, plan: str) -> Any:
+        if plan == "none":
+            raise NotSupported(
+                f"the {self.backend_name} backend cannot read {what}",
+                hint="use a reader whose backend supports it",
+            )
+        return self.reader.backend
+
+    def _wells(self, wells: list[Well] | None) -> list[Well] | None:
+        return None if self.whole_plate_only else wells
+
+    def _ready(self, plate: Plate) -> None:
+        """What PLR's front end checks before a read, for calls that go past it."""
+        if not self.reader.setup_finished:
+            raise PreconditionFailed(
+                "the plate reader is not set up",
+                hint="the lab sets it up on first use unless it was stopped",
+            )
+        if plate is not self.reader.get_plate():
+            raise PreconditionFailed(f"plate {plate.name!r} is not in the reader")
+
+
+def _pick(results: list[dict], key: str | None, value: int | None) -> Grid:
+    """The data grid of the measurement whose ``key`` is ``value`` (or the only one)."""
+    if not isinstance(results, list) or not results:
+        raise InstrumentError(f"the reader returned no measurement ({results!r:.80})")
+    chosen = None
+    if key is not None:
+        chosen = next((r for r in results if r.get(key) == value), None)
+    if chosen is None and len(results) == 1:
+        chosen = results[0]
+    if chosen is None or "data" not in chosen:
+        raise InstrumentError(f"the reader returned no data for {key} {value}")
+    return chosen["data"]

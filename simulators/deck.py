@@ -1,0 +1,134 @@
+"""The virtual deck: a Hamilton STARLet deck in PyLabRobot, with the world's stocks on it.
+
+Layout (all PLR factories, offline):
+
+- rails 1, ``tip_carrier``: ``tips_300ul`` (Hamilton 300 µL, 96) and ``tips_1000ul`` (1000 µL, 96)
+- rails 7, ``plate_carrier``: ``reservoir`` (NEST 12-column, 15 mL a column), ``plate_1`` and
+  ``plate_2`` (Corning 96 flat, 360 µL), ``plate_384`` (Bio-Rad 384 V-bottom), site 4 free
+- rails 13, ``spare_carrier``: five free plate sites ``spare_carrier-0`` … ``-4``
+- ``cuvette``: a 10 mm × 10 mm cuvette (3.5 mL) built from PLR primitives, in ``cuvette_holder``
+- ``reader``: a PLR ``PlateReader`` on the deck, so ``move_plate(plate, "reader")`` works
+- ``trash``: the STARLet's own
+
+Building this deck takes ~0.35 s (PLR checks names and heights over the whole tree on every
+assignment), so one template is built per process and each call deep-copies it (~50 ms), then
+gives the copy its reader backend and the world's stock volumes.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from dataclasses import dataclass
+
+from pylabrobot.plate_reading import PlateReader
+from pylabrobot.plate_reading.backend import PlateReaderBackend
+from pylabrobot.resources import (
+    PLT_CAR_L5AC_A00,
+    TIP_CAR_480_A00,
+    Container,
+    Coordinate,
+    Deck,
+    ItemizedResource,
+    ResourceHolder,
+    STARLetDeck,
+    biorad_384_wellplate_50uL_Vb,
+    cor_96_wellplate_360uL_Fb,
+    hamilton_96_tiprack_300uL,
+    hamilton_96_tiprack_1000uL,
+    nest_12_troughplate_15000uL_Vb,
+)
+
+from simulators.world import World
+
+__all__ = ["VirtualDeck", "build_deck", "virtual_deck"]
+
+#: a standard 10 mm macro cuvette: inner 10 × 10 mm, 45 mm tall, filled to 35 mm (3.5 mL),
+#: 1.25 mm walls and bottom [L: common 12.5 × 12.5 × 45 mm cuvette dimensions]
+CUVETTE_INNER_MM = 10.0
+CUVETTE_HEIGHT_MM = 45.0
+CUVETTE_WALL_MM = 1.25
+CUVETTE_MAX_UL = 3500.0
+
+
+@dataclass
+class VirtualDeck:
+    """The PLR deck and the PLR plate reader placed on it."""
+
+    deck: Deck
+    reader: PlateReader
+
+
+def virtual_deck(world: World, reader_backend: PlateReaderBackend) -> VirtualDeck:
+    """A fresh copy of the virtual deck, its reader driven by ``reader_backend``, and PLR's
+    volume trackers set to the world's labelled containers (the labels' nominal volumes)."""
+    deck = copy.deepcopy(_template())
+    reader = deck.get_resource("reader")
+    reader.backend = reader_backend
+    _believe_stocks(deck, world)
+    return VirtualDeck(deck, reader)
+
+
+@functools.cache
+def _template() -> Deck:
+    """The deck built once per process. Never handed out: :func:`virtual_deck` copies it."""
+    return build_deck()
+
+
+def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
+    """Build the virtual deck from scratch (~0.35 s); the reader's backend may be set later."""
+    deck = STARLetDeck()
+    tips = TIP_CAR_480_A00(name="tip_carrier")
+    tips[0] = hamilton_96_tiprack_300uL(name="tips_300ul")
+    tips[1] = hamilton_96_tiprack_1000uL(name="tips_1000ul")
+    plates = PLT_CAR_L5AC_A00(name="plate_carrier")
+    plates[0] = nest_12_troughplate_15000uL_Vb(name="reservoir")
+    plates[1] = cor_96_wellplate_360uL_Fb(name="plate_1")
+    plates[2] = cor_96_wellplate_360uL_Fb(name="plate_2")
+    plates[3] = biorad_384_wellplate_50uL_Vb(name="plate_384")
+    deck.assign_child_resource(tips, rails=1)
+    deck.assign_child_resource(plates, rails=7)
+    deck.assign_child_resource(PLT_CAR_L5AC_A00(name="spare_carrier"), rails=13)
+    deck.assign_child_resource(_cuvette_holder(), location=Coordinate(520.0, 100.0, 100.0))
+    reader = PlateReader(name="reader", size_x=130.0, size_y=100.0, size_z=50.0,
+                         backend=reader_backend)  # type: ignore[arg-type]  # set per copy
+    deck.assign_child_resource(reader, location=Coordinate(560.0, 100.0, 100.0))
+    return deck
+
+
+def _cuvette_holder() -> ResourceHolder:
+    outer = CUVETTE_INNER_MM + 2 * CUVETTE_WALL_MM
+    holder = ResourceHolder(name="cuvette_holder", size_x=outer, size_y=outer, size_z=0.0,
+                            child_location=Coordinate(CUVETTE_WALL_MM, CUVETTE_WALL_MM, 0.0))
+    area = CUVETTE_INNER_MM * CUVETTE_INNER_MM
+    cuvette = Container(
+        name="cuvette", size_x=CUVETTE_INNER_MM, size_y=CUVETTE_INNER_MM,
+        size_z=CUVETTE_HEIGHT_MM, material_z_thickness=CUVETTE_WALL_MM,
+        max_volume=CUVETTE_MAX_UL, category="cuvette", model="cuvette_10mm_3500uL",
+        height_volume_data={0.0: 0.0, CUVETTE_HEIGHT_MM: area * CUVETTE_HEIGHT_MM},
+    )
+    holder.assign_child_resource(cuvette)
+    return holder
+
+
+def _believe_stocks(deck: Deck, world: World) -> None:
+    """Set PLR's belief (volume trackers) for every labelled container of the world."""
+    for ref in world.labels:
+        container = _container(deck, ref)
+        volume = world.contents(ref).volume_ul
+        if volume > container.max_volume:
+            raise ValueError(f"stock {ref}: {volume:g} µL exceeds its {container.max_volume:g} µL")
+        container.tracker.set_volume(volume)
+
+
+def _container(deck: Deck, ref: str) -> Container:
+    name, _, well = ref.partition(":")
+    labware = deck.get_resource(name) if deck.has_resource(name) else None
+    if well and isinstance(labware, ItemizedResource):
+        try:
+            labware = labware.get_item(well)
+        except IndexError:
+            labware = None
+    if not isinstance(labware, Container):
+        raise ValueError(f"the world's labelled container {ref!r} is not on the virtual deck")
+    return labware

@@ -1,0 +1,12 @@
+"""The virtual plate reader: a PyLabRobot backend with absorbance, fluorescence and luminescence
+physics computed from the world's true well contents.
+
+Modules by measurement: :mod:`.absorbance`, :mod:`.fluorescence`, :mod:`.luminescence`; shared:
+:mod:`.layout` (wells, grid, path length), :mod:`.composition` (contents, ε(λ)),
+:mod:`.params` (constants and hidden truth with sources), :mod:`.backend` (the PLR backend).
+"""
+
+from simulators.plate_reading.backend import PhysicsPlateReaderBackend
+from simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
+
+__all__ = ["PhysicsPlateReaderBackend", "PlateTruth", "ReaderConstants", "ReaderTruth"]

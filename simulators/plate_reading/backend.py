@@ -1,0 +1,218 @@
+"""A PyLabRobot plate-reader backend whose readings come from the world's true well contents.
+
+Plug it into PLR's ``PlateReader`` front end like any hardware backend; the labtools driver
+(``drivers.pylabrobot.plate_reader.PLRPlateReader``) then exercises the same code path as on a
+real reader. Results follow PLR's ``use_new_return_type`` shape: a list of dicts with ``data``
+(rows × columns, ``None`` for wells not read), ``temperature`` (°C), ``time`` (virtual seconds)
+and the wavelengths. Saturated wells read ``inf``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pylabrobot.plate_reading.backend import PlateReaderBackend
+from pylabrobot.resources import Plate, Well
+
+from simulators.plate_reading.absorbance import measured_absorbance
+from simulators.plate_reading.composition import Absorptivity, gather
+from simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu
+from simulators.plate_reading.layout import PathModel, PlateLayout, layout_of
+from simulators.plate_reading.luminescence import emitted_photons, measured_rlu, with_crosstalk
+from simulators.plate_reading.params import (
+    PlateTruth,
+    ReaderConstants,
+    ReaderTruth,
+    draw_plate,
+    draw_reader,
+)
+from simulators.world import World
+
+__all__ = ["PhysicsPlateReaderBackend"]
+
+log = logging.getLogger(__name__)
+
+Grid = list[list[float | None]]
+
+
+class PhysicsPlateReaderBackend(PlateReaderBackend):
+    """Absorbance (and spectra), fluorescence and luminescence of 96- and 384-well plates.
+
+    ``world``: the shared simulated world (true contents, clock, streams, hidden truth).
+    ``stream``: the name of this reader's noise stream and the prefix of its hidden parameters.
+    ``path_model``: how liquid height follows from volume (see :mod:`.layout`).
+    ``constants``: fixed model constants (a calibration profile); defaults carry their sources.
+    """
+
+    simulated = True
+
+    def __init__(
+        self,
+        world: World,
+        *,
+        stream: str = "reader",
+        path_model: PathModel = "cross_section",
+        constants: ReaderConstants | None = None,
+    ) -> None:
+        super().__init__()
+        if path_model not in ("cross_section", "plr"):
+            raise ValueError(f"path_model must be 'cross_section' or 'plr', not {path_model!r}")
+        self.world = world
+        self.stream = stream
+        self.path_model: PathModel = path_model
+        self.constants = constants or ReaderConstants()
+        self._layouts: dict[str, PlateLayout] = {}
+        self._eps = Absorptivity(world.species)
+        self._buffer_ph: dict[str, float | None] = {}
+
+    # -- hidden truth --------------------------------------------------------------------------
+    @property
+    def truth(self) -> ReaderTruth:
+        """This reader's hidden parameters (for trainers and tests; never for agents)."""
+        return self.world.hidden(f"{self.stream}/reader", draw_reader)
+
+    def plate_truth(self, plate: Plate) -> PlateTruth:
+        """The hidden optics of ``plate`` (its plastic OD and per-well offsets)."""
+        items = plate.num_items
+        return self.world.hidden(
+            f"{self.stream}/plate/{plate.name}/{items}",
+            lambda rng: draw_plate(rng, items, self.constants.plate_od),
+        )
+
+    # -- PLR machine interface -----------------------------------------------------------------
+    async def setup(self) -> None:
+        log.debug("physics plate reader ready (stream %r)", self.stream)
+
+    async def stop(self) -> None:
+        log.debug("physics plate reader stopped")
+
+    async def open(self) -> None:
+        self.world.clock.advance(self.constants.open_close_s)
+
+    async def close(self, plate: Plate | None = None) -> None:
+        self.world.clock.advance(self.constants.open_close_s)
+
+    # -- reads ---------------------------------------------------------------------------------
+    async def read_absorbance(self, plate: Plate, wells: list[Well], wavelength: int) -> list[dict]:
+        """OD at ``wavelength`` (nm, 230–1000) of ``wells``."""
+        nm = self._wavelength(wavelength, "wavelength")
+        layout, items = self._resolve(plate, wells)
+        values = self._absorbance(layout, items, np.array([nm]))[:, 0]
+        k = self.constants
+        self._spend(k.read_overhead_s + items.size * k.absorbance_s_per_well)
+        log.debug("absorbance %s nm, %d wells of %s", nm, items.size, plate.name)
+        return [self._result(layout, items, values, wavelength=int(nm))]
+
+    async def read_absorbance_spectrum(
+        self, plate: Plate, wells: list[Well], wavelengths: Sequence[int]
+    ) -> list[dict]:
+        """OD of ``wells`` at each of ``wavelengths`` (nm) in one scan: one dict per wavelength,
+        as PLR's Molecular Devices backends return spectrum reads."""
+        grid = np.array([self._wavelength(w, "wavelengths") for w in wavelengths], dtype=float)
+        layout, items = self._resolve(plate, wells)
+        values = self._absorbance(layout, items, grid)
+        k = self.constants
+        per_well = k.absorbance_s_per_well + k.spectrum_s_per_well_per_nm * grid.size
+        self._spend(k.read_overhead_s + items.size * per_well)
+        log.debug("spectrum %d wavelengths, %d wells of %s", grid.size, items.size, plate.name)
+        return [
+            self._result(layout, items, values[:, j], wavelength=int(nm))
+            for j, nm in enumerate(grid)
+        ]
+
+    async def read_fluorescence(
+        self,
+        plate: Plate,
+        wells: list[Well],
+        excitation_wavelength: int,
+        emission_wavelength: int,
+        focal_height: float,
+    ) -> list[dict]:
+        """RFU of ``wells`` (top read). ``focal_height`` (mm) is accepted and not modelled."""
+        ex = self._wavelength(excitation_wavelength, "excitation_wavelength")
+        em = self._wavelength(emission_wavelength, "emission_wavelength")
+        if em <= ex:
+            raise ValueError("emission wavelength must be longer than excitation wavelength")
+        layout, items = self._resolve(plate, wells)
+        contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
+        path = layout.path_cm(contents.volume_ul)
+        truth = self.truth
+        emitted = emitted_rfu(
+            contents, path, ex, em, self._eps, self.world.species, gain_of(self.constants, truth)
+        )
+        values = measured_rfu(emitted, truth, self.constants, self._rng)
+        k = self.constants
+        self._spend(k.read_overhead_s + items.size * k.fluorescence_s_per_well)
+        log.debug("fluorescence %s/%s nm, %d wells of %s", ex, em, items.size, plate.name)
+        return [self._result(layout, items, values, ex_wavelength=int(ex), em_wavelength=int(em))]
+
+    async def read_luminescence(
+        self, plate: Plate, wells: list[Well], focal_height: float, integration_time: float = 1.0
+    ) -> list[dict]:
+        """Counts per second of ``wells`` over ``integration_time`` (s, 0.01–60) each."""
+        if not 0.01 <= integration_time <= 60.0:
+            raise ValueError("integration_time must be within 0.01-60 s")
+        layout, items = self._resolve(plate, wells)
+        everything = gather(self.world, layout.keys, self._buffer_ph)
+        truth = self.truth
+        k = self.constants
+        incident = with_crosstalk(
+            emitted_photons(everything, self.world.species),
+            layout,
+            truth.crosstalk,
+            truth.crosstalk * k.diagonal_crosstalk_ratio,
+        )
+        values = measured_rlu(incident[items], integration_time, truth, k, self._rng)
+        self._spend(k.read_overhead_s + items.size * (k.luminescence_s_per_well + integration_time))
+        log.debug("luminescence %d wells of %s", items.size, plate.name)
+        return [self._result(layout, items, values)]
+
+    # -- internals -----------------------------------------------------------------------------
+    @property
+    def _rng(self) -> np.random.Generator:
+        return self.world.stream(self.stream)
+
+    def _wavelength(self, nm: Any, name: str) -> float:
+        k = self.constants
+        value = float(nm)
+        if not (math.isfinite(value) and k.wavelength_min_nm <= value <= k.wavelength_max_nm):
+            raise ValueError(
+                f"{name} must be within {k.wavelength_min_nm}-{k.wavelength_max_nm} nm, not {nm}"
+            )
+        return value
+
+    def _resolve(self, plate: Plate, wells: list[Well]) -> tuple[PlateLayout, np.ndarray]:
+        layout = layout_of(self._layouts, plate, self.path_model)
+        items = layout.indices(wells) if wells else np.arange(len(layout.keys))
+        return layout, items
+
+    def _absorbance(self, layout: PlateLayout, items: np.ndarray, nm: np.ndarray) -> np.ndarray:
+        contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
+        path = layout.path_cm(contents.volume_ul)
+        true_od = self._eps.alpha(contents, nm) * path[:, None]
+        return measured_absorbance(
+            true_od, self.plate_truth(layout.plate), items, self.truth, self.constants, self._rng
+        )
+
+    def _spend(self, seconds: float) -> None:
+        self.world.clock.advance(seconds)
+
+    def _result(
+        self, layout: PlateLayout, items: np.ndarray, values: np.ndarray, **extra: int
+    ) -> dict[str, Any]:
+        cols = layout.cols
+        flat: list[float | None] = [None] * (layout.rows * cols)
+        positions = (layout.row[items] * cols + layout.col[items]).tolist()
+        for position, value in zip(positions, values.tolist(), strict=True):
+            flat[position] = value
+        data: Grid = [flat[r * cols : (r + 1) * cols] for r in range(layout.rows)]
+        return {
+            **extra,
+            "time": self.world.clock.now(),
+            "temperature": round(self.truth.temperature_c, 1),
+            "data": data,
+        }

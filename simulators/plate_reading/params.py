@@ -1,0 +1,112 @@
+"""The plate reader's parameters: fixed constants and hidden per-seed truth, with sources.
+
+Tags as in the physics reference: [V] confirmed in a named source, [L] literature value recalled,
+[A] engineering assumption, [C] computed from other rows. Hidden values are drawn once per seed
+from the world's ``truth/<key>`` streams, never from the reader's noise stream.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PlateTruth", "ReaderConstants", "ReaderTruth", "draw_plate", "draw_reader"]
+
+
+@dataclass(frozen=True)
+class ReaderConstants:
+    """Fixed model constants. Override per instance for a calibration profile."""
+
+    #: optical density of an empty clear polystyrene plate: ≈0.04 OD, ~8 % reflected at the
+    #: optical surfaces [V: PerkinElmer Victor3 notes, OpenWetWare; physics reference §4]
+    plate_od: float = 0.040
+    #: absorbance shot-noise scale: σ_A = (0.434 / snr0) · sqrt(10^A) [A, physics reference §4]
+    snr0: float = 2000.0
+    #: absorbance noise floor, 1 sd in OD [A; repeatability ~±0.5–1 % ±0.005 OD, physics §4 [L]]
+    od_noise_floor: float = 0.001
+    #: readable wavelengths (nm) of the monochromator [A: typical UV-Vis reader, 230–1000 nm]
+    wavelength_min_nm: int = 230
+    wavelength_max_nm: int = 1000
+    #: fluorescence: RFU for 1 nM fluorescein (ε 76,900, Φ 0.93) read 490/515 nm in a 0.541 cm
+    #: column, i.e. RFU per (M⁻¹ cm⁻¹ · M · cm · Φ). [A], set so that with the background noise
+    #: below the detection limit is ~15 pM, near the BioTek FLx800's 2.5 pg/mL (6.6 pM)
+    #: fluorescein spec [V: FLx800 spec sheet]
+    rfu_per_nm_fluorescein: float = 200.0
+    #: fluorescence noise: σ² = floor² + (cv · F)² [A; reader CVs of 1–3 % are typical [L]]
+    rfu_noise_floor: float = 1.0
+    rfu_cv: float = 0.01
+    #: PMT/ADC ceiling in RFU at the reader's fixed gain; above it a well reads as saturated [A]:
+    #: reached by fluorescein from ~10 µM in 200 µL (top-read fluorescein tends to ~1.5×10⁶ RFU
+    #: at high concentration as the inner filter confines emission to the top layer [C])
+    rfu_ceiling: float = 1.0e6
+    #: luminescence detection efficiency, counts per emitted photon [A]: with the species
+    #: library's glow reagent (2×10⁵ photons/s/pmol) 1 pmol reads ~10⁵ RLU, as its notes intend
+    photon_detection_efficiency: float = 0.5
+    #: diagonal neighbours leak this fraction of an edge neighbour's cross-talk [A]
+    diagonal_crosstalk_ratio: float = 0.5
+    #: virtual time per read [A]: plate in/out and settling, then per-well costs
+    read_overhead_s: float = 4.0
+    absorbance_s_per_well: float = 0.08
+    spectrum_s_per_well_per_nm: float = 0.01
+    fluorescence_s_per_well: float = 0.15
+    luminescence_s_per_well: float = 0.10
+    open_close_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class ReaderTruth:
+    """Hidden per-seed parameters of one reader."""
+
+    #: stray-light fraction s: T_meas = (T + s)/(1 + s), ceiling ≈ −log10 s
+    #: [A: log-uniform 1e-4..5e-4, physics reference §4]
+    stray_light: float
+    #: photometric gain error (relative) [A, inside the Synergy HT ±1.0 % ±0.010 OD accuracy
+    #: spec for 0–2 OD [V: BioTek Synergy HT operator's manual]]
+    gain_error: float
+    #: reader zero offset (OD) [A, inside the same spec]
+    zero_offset_od: float
+    #: chamber temperature reported with each read (°C) [A: room temperature plus lamp warm-up]
+    temperature_c: float
+    #: instrument-to-instrument fluorescence scale (relative) [A]
+    fluorescence_scale: float
+    #: plate and buffer autofluorescence floor (RFU) [A: clear plate]
+    fluorescence_background: float
+    #: luminescence cross-talk fraction to each edge neighbour
+    #: [A: 1e-6..1e-4 by plate colour and reader, physics reference §6]
+    crosstalk: float
+    #: dark count rate (counts/s) [A]
+    dark_cps: float
+
+
+@dataclass(frozen=True)
+class PlateTruth:
+    """Hidden per-plate optics: the plastic's OD and each well's offset (plate item order)."""
+
+    plate_od: float
+    well_offsets_od: np.ndarray
+
+
+def draw_reader(rng: np.random.Generator) -> ReaderTruth:
+    """Sample a reader's hidden parameters (called once per seed through ``world.hidden``)."""
+    return ReaderTruth(
+        stray_light=float(math.exp(rng.uniform(math.log(1e-4), math.log(5e-4)))),
+        gain_error=float(rng.uniform(-0.006, 0.006)),
+        zero_offset_od=float(rng.uniform(-0.004, 0.004)),
+        temperature_c=float(rng.uniform(21.0, 25.0) + 1.5),
+        fluorescence_scale=float(math.exp(rng.normal(0.0, 0.1))),
+        fluorescence_background=float(rng.uniform(10.0, 30.0)),
+        crosstalk=float(math.exp(rng.uniform(math.log(1e-6), math.log(1e-4)))),
+        dark_cps=float(rng.uniform(10.0, 50.0)),
+    )
+
+
+def draw_plate(rng: np.random.Generator, items: int, plate_od: float) -> PlateTruth:
+    """Sample one plate's optics: its OD ±10 % plate to plate and per-well offsets of at most
+    ±0.004 OD [A]; with the reader's gain and zero errors the systematic budget stays inside
+    ±1.0 % ±0.010 OD [V: Synergy HT spec]."""
+    return PlateTruth(
+        plate_od=float(plate_od * rng.uniform(0.9, 1.1)),
+        well_offsets_od=rng.uniform(-0.004, 0.004, size=items),
+    )

@@ -1,0 +1,29 @@
+"""The virtual lab's spectrometer: the real OBP driver wired to an in-process emulator.
+
+In a lab configuration::
+
+    [instruments.spec]
+    class = "simulators.spectrometer:virtual_spectrometer"
+    world = "@world"
+    model = "FLAME-S"          # optional
+"""
+
+from __future__ import annotations
+
+from drivers.ocean import OBPSpectrometer
+from labtools.transport import InProcessTransport
+from simulators.spectrometer.emulator import OBPEmulator
+from simulators.world import World
+
+__all__ = ["virtual_spectrometer"]
+
+
+def virtual_spectrometer(name: str, world: World, model: str = "FLAME-S", *,
+                         container: str = "cuvette", md5: bool = False) -> OBPSpectrometer:
+    """An :class:`OBPSpectrometer` named ``name`` talking OBP bytes to an emulated ``model``
+    that looks at ``container`` in ``world`` (noise from ``world.stream(name)``)."""
+    emulator = OBPEmulator(world, model, name=name, container=container)
+    transport = InProcessTransport(emulator.session(), label=f"{name}:emulator")
+    spectrometer = OBPSpectrometer(name, transport, model, md5=md5)
+    spectrometer.simulated = True
+    return spectrometer

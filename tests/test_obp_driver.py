@@ -1,0 +1,298 @@
+"""The OBP driver against scripted device traffic (``expected_protocol``).
+
+Frames are built with the codec whose bytes ``test_obp_frames.py`` pins down by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any
+
+import numpy as np
+import pytest
+
+from drivers.ocean import OBPError, OBPSpectrometer
+from drivers.ocean import messages as m
+from drivers.ocean.protocol import Checksum, Flag, OBPMessage
+from labtools import Lab
+from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, Timeout
+from labtools.transport.testing import TIMEOUT, expected_protocol
+from labtools.units import Quantity as Q
+
+COEFFICIENTS = (177.8, 0.3867, -1.71e-5, -2.0e-10)
+
+
+def request(command: m.Command[Any], *args: Any, md5: bool = False) -> bytes:
+    flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
+    checksum = Checksum.MD5 if md5 else Checksum.NONE
+    return OBPMessage(command.message_type, command.pack(*args), flags,
+                      checksum=checksum).encode()
+
+
+def reply(command: m.Command[Any], value: Any = None, *, error: int = 0,
+          md5: bool = False) -> bytes:
+    checksum = Checksum.MD5 if md5 else Checksum.NONE
+    if error:
+        return OBPMessage(command.message_type, b"", Flag.RESPONSE | Flag.NACK, error,
+                          checksum=checksum).encode()
+    if command.reply is None:
+        return OBPMessage(command.message_type, b"", Flag.RESPONSE | Flag.ACK,
+                          checksum=checksum).encode()
+    return OBPMessage(command.message_type, command.reply.pack(value), Flag.RESPONSE,
+                      checksum=checksum).encode()
+
+
+def exchange(command: m.Command[Any], *args: Any, answer: Any = None,
+             md5: bool = False) -> tuple[bytes, bytes]:
+    return request(command, *args, md5=md5), reply(command, answer, md5=md5)
+
+
+def identify(md5: bool = False) -> list[tuple[bytes, bytes]]:
+    pairs = [exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234", md5=md5),
+             exchange(m.GET_WAVELENGTH_COEFFICIENT_COUNT, answer=4, md5=md5)]
+    pairs += [exchange(m.GET_WAVELENGTH_COEFFICIENT, i, answer=c, md5=md5)
+              for i, c in enumerate(COEFFICIENTS)]
+    return pairs
+
+
+def spectrum(level: int, pixels: int = 2048) -> np.ndarray:
+    return np.full(pixels, level, dtype=np.uint16)
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def test_constructor_does_no_io_and_schemas_export_offline() -> None:
+    spec = OBPSpectrometer("spec", "socket://127.0.0.1:1", "FLAME-S")
+    assert spec.transport is None
+    tools = {t["name"]: t for t in Lab([spec]).tools()}
+    assert "spec_set_integration_time" in tools
+    time_schema = tools["spec_set_integration_time"]["input_schema"]["properties"]["time"]
+    assert "1–65000 millisecond" in time_schema["description"]
+    sts = OBPSpectrometer("sts", "socket://127.0.0.1:1", "sts")
+    assert sts.limits.integration_time.low == 0.01
+
+
+def test_unknown_model_and_bad_transport() -> None:
+    with pytest.raises(ValueError, match="known: FLAME-S, STS, ST"):
+        OBPSpectrometer("spec", "loop://", "USB9999")
+    with pytest.raises(TypeError):
+        OBPSpectrometer("spec", 42)  # type: ignore[arg-type]
+
+
+def test_setup_reads_serial_and_calibration() -> None:
+    with expected_protocol(identify()) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        assert spec.serial_number == "FLMS01234"
+        nm = spec.wavelengths()
+        assert nm.size == 2048
+        assert nm[0] == pytest.approx(177.8, abs=1e-4)
+        assert nm[1000] == pytest.approx(np.polynomial.polynomial.polyval(1000, COEFFICIENTS),
+                                         abs=1e-3)
+        assert spec.state()["serial_number"] == "FLMS01234"
+
+
+def test_a_full_absorbance_measurement_on_the_wire() -> None:
+    pairs = [
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 100_000),
+        # dark: lamp off, device averages 3 scans
+        exchange(m.SET_LAMP_ENABLE, 0),
+        exchange(m.SET_SCANS_TO_AVERAGE, 3),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1000)),
+        # reference: lamp on; scans unchanged, so not resent
+        exchange(m.SET_LAMP_ENABLE, 1),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(41000)),
+        # sample: lamp already on, averaging changes to 5
+        exchange(m.SET_SCANS_TO_AVERAGE, 5),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(5000)),
+    ]
+    with expected_protocol(pairs) as link:
+        lab = Lab([OBPSpectrometer("spec", link)])
+        assert lab.call("spec_set_integration_time",
+                        {"time": {"value": 0.1, "unit": "second"}}).ok
+        assert lab.call("spec_acquire_dark", {"scans": 3}).data["max_counts"] == 1000
+        assert lab.call("spec_acquire_reference", {"scans": 3}).data["max_counts"] == 41000
+        result = lab.call("spec_measure_absorbance", {"scans": 5})
+        assert result.ok, result.error
+        assert result.data["peak_absorbance"] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_md5_checksums_both_ways() -> None:
+    pairs = [*identify(md5=True), exchange(m.SET_INTEGRATION_TIME, 20_000, md5=True)]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link, md5=True)
+        run(spec.setup())
+        run(spec.set_integration_time(Q(20, "millisecond")))
+
+
+def test_integration_time_converts_at_the_boundary_and_rounds_to_device_steps() -> None:
+    # ST: 10 µs steps, so 2.004 ms → 2000 µs
+    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 2000)]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link, "ST")
+        run(spec.setup())
+        run(spec.set_integration_time(Q(2.004, "millisecond")))
+
+
+def test_out_of_range_integration_time_is_refused_before_any_io() -> None:
+    with expected_protocol(identify()) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        with pytest.raises(OutOfRange, match="outside"):
+            run(spec._set_integration_time(70.0))
+        result = Lab([spec]).call("spec_set_integration_time",
+                                  {"time": {"value": 0.5, "unit": "millisecond"}})
+        assert result.error["code"] == "out_of_range"
+
+
+def test_driver_side_averaging_when_the_model_cannot_average() -> None:
+    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
+             exchange(m.SET_LAMP_ENABLE, 1),
+             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(100, 1516)),
+             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(200, 1516))]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("st", link, "ST")
+        lab = Lab([spec])
+        lab.call("st_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
+        result = lab.call("st_acquire_spectrum", {"scans": 2})
+        assert result.data["max_counts"] == 150.0
+
+
+def test_nack_becomes_a_typed_error_with_the_obp_meaning() -> None:
+    pairs = [*identify(),
+             (request(m.SET_INTEGRATION_TIME, 50_000), reply(m.SET_INTEGRATION_TIME, error=6))]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        with pytest.raises(OBPError, match="payload data invalid") as info:
+            run(spec.set_integration_time(Q(50, "millisecond")))
+        assert info.value.obp_error == 6
+        assert info.value.code == "instrument_error"
+        assert isinstance(info.value, InstrumentError)
+
+
+def test_read_timeout_becomes_timeout_and_the_link_resynchronises() -> None:
+    late = reply(m.SET_INTEGRATION_TIME)
+    pairs = [*identify(),
+             (request(m.SET_INTEGRATION_TIME, 50_000), TIMEOUT),
+             # the late ACK arrives unprompted; the driver must drop it, not take it as a reply
+             (None, late),
+             exchange(m.SET_INTEGRATION_TIME, 60_000)]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        with pytest.raises(Timeout, match="set integration time"):
+            run(spec.set_integration_time(Q(50, "millisecond")))
+        run(spec.set_integration_time(Q(60, "millisecond")))
+
+
+def test_reply_to_another_message_is_an_error() -> None:
+    pairs = [*identify(), (request(m.SET_LAMP_ENABLE, 1), reply(m.GET_SERIAL_NUMBER, "X"))]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        spec._integration_s = 0.01
+        with pytest.raises(InstrumentError, match="reply is for message 0x00000100"):
+            run(spec._acquire(1, dark=False))
+
+
+def test_wrong_pixel_count_is_an_error() -> None:
+    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
+             exchange(m.SET_LAMP_ENABLE, 0), exchange(m.SET_SCANS_TO_AVERAGE, 1),
+             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1, 1024))]
+    with expected_protocol(pairs) as link:
+        lab = Lab([OBPSpectrometer("spec", link)])
+        lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
+        result = lab.call("spec_acquire_dark", {"scans": 1})
+        assert result.error["code"] == "instrument_error"
+        assert "1024 pixels" in result.error["message"]
+
+
+def test_acquiring_without_an_integration_time_changes_nothing() -> None:
+    with expected_protocol(identify()) as link:
+        lab = Lab([OBPSpectrometer("spec", link)])
+        result = lab.call("spec_acquire_dark", {"scans": 1})
+        assert result.error["code"] == "precondition_failed"
+
+
+def test_not_connected() -> None:
+    spec = OBPSpectrometer("spec", "loop://")
+    with pytest.raises(PreconditionFailed):
+        spec.wavelengths()
+
+
+def test_a_setup_that_fails_leaves_the_driver_disconnected() -> None:
+    pairs = [(request(m.GET_SERIAL_NUMBER), reply(m.GET_SERIAL_NUMBER, error=13))]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        with pytest.raises(OBPError, match="internal device error"):
+            run(spec.setup())
+        with pytest.raises(PreconditionFailed, match="not connected"):
+            run(spec.set_integration_time(Q(30, "millisecond")))
+
+
+def test_setup_from_a_uri_opens_and_stop_closes() -> None:
+    # loop:// echoes the request back: the driver sees its own request, which is not a reply
+    spec = OBPSpectrometer("spec", {"uri": "loop://", "timeout": 0.2})
+    with pytest.raises(InstrumentError, match=r"neither ACK nor NACK|malformed reply"):
+        run(spec.setup())
+    assert spec.transport is None
+
+
+def test_reply_codec_errors_are_instrument_errors() -> None:
+    bad = OBPMessage(m.GET_WAVELENGTH_COEFFICIENT_COUNT.message_type,
+                     struct.pack("<H", 4), Flag.RESPONSE).encode()
+    pairs = [exchange(m.GET_SERIAL_NUMBER, answer="X"),
+             (request(m.GET_WAVELENGTH_COEFFICIENT_COUNT), bad)]
+    with expected_protocol(pairs) as link, pytest.raises(InstrumentError, match="malformed"):
+        run(OBPSpectrometer("spec", link).setup())
+
+
+def test_a_recorded_session_replays_against_the_driver() -> None:
+    """Record traffic with the emulator, replay it strictly: golden traffic for the driver."""
+    from simulators.spectrometer import virtual_spectrometer
+    from simulators.world import Mixture, World
+
+    def session(lab: Lab) -> list[float]:
+        lab.call("spec_set_integration_time", {"time": {"value": 40, "unit": "millisecond"}})
+        lab.call("spec_acquire_dark", {"scans": 2})
+        lab.call("spec_acquire_reference", {"scans": 2})
+        return lab.call("spec_measure_absorbance", {"scans": 3}).data["absorbance"]
+
+    world = World(seed=5)
+    world.fill("cuvette", Mixture.solution(3000, {"tartrazine": 10e-6}))
+    live = virtual_spectrometer("spec", world)
+    recording = live.transport.record()
+    recorded = session(Lab([live]))
+    with expected_protocol(recording.pairs()) as link:
+        assert session(Lab([OBPSpectrometer("spec", link)])) == recorded
+
+
+def test_reconnecting_sends_the_integration_time_again() -> None:
+    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 30_000),
+             *identify(), exchange(m.SET_INTEGRATION_TIME, 30_000)]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        run(spec.set_integration_time(Q(30, "millisecond")))
+        run(spec.stop())
+        run(spec.setup())
+
+
+def test_dark_with_the_shutter() -> None:
+    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
+             exchange(m.SET_SHUTTER, 0), exchange(m.SET_SCANS_TO_AVERAGE, 1),
+             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(900)),
+             exchange(m.SET_SHUTTER, 1),
+             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(9000))]
+    with expected_protocol(pairs) as link:
+        lab = Lab([OBPSpectrometer("spec", link, dark_with="shutter")])
+        lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
+        assert lab.call("spec_acquire_dark", {"scans": 1}).data["max_counts"] == 900
+        assert lab.call("spec_acquire_spectrum", {"scans": 1}).data["max_counts"] == 9000
+    with pytest.raises(ValueError, match="dark_with"):
+        OBPSpectrometer("spec", "loop://", dark_with="curtain")  # type: ignore[arg-type]

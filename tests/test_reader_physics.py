@@ -1,0 +1,289 @@
+"""The virtual plate reader's physics against published numbers (physics reference §3–6).
+
+Expected values are computed here from the species data (ε, λmax, quantum yield) and from the
+Corning 96 flat well's published diameter, never from the backend's code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb
+from reader_rig import corning_path_cm, nm, read, rig
+
+from simulators.plate_reading.absorbance import measured_absorbance
+from simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
+
+COLUMNS = [f"A{c}" for c in range(1, 13)]
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    r2 = 1.0 - float(residual @ residual) / float(((y - y.mean()) ** 2).sum())
+    return float(slope), float(intercept), r2
+
+
+# -- absorbance ------------------------------------------------------------------------------
+def test_absorbance_is_linear_with_slope_epsilon_times_path() -> None:
+    setup = rig(seed=3)
+    eps = float(setup.world.species["tartrazine"].absorptivity(426.0))
+    path = corning_path_cm(200.0)
+    conc = np.linspace(0.05, 1.5, 10) / (eps * path)  # 0.05–1.5 OD
+    for well, c in zip(COLUMNS, conc, strict=False):
+        setup.fill(well, 200.0, tartrazine=float(c))
+    values = read(setup.lab(), 426, COLUMNS[:10])
+    slope, _, r2 = _fit(conc, np.array([values[w] for w in COLUMNS[:10]]))
+    assert r2 > 0.999
+    assert slope == pytest.approx(eps * path, rel=0.03)
+
+
+def test_tartrazine_check_value() -> None:
+    """100 µM tartrazine, 200 µL, Corning 96 flat: ≈1.56 OD (physics reference §8)."""
+    setup = rig(seed=5)
+    setup.fill("B2", 200.0, tartrazine=100e-6)
+    setup.fill("B3", 200.0)  # water blank
+    values = read(setup.lab(), 426, ["B2", "B3"])
+    assert values["B2"] == pytest.approx(1.56, abs=0.04)
+    # blank-subtracted, inside the Synergy HT accuracy spec (±1 % ±0.010 OD) plus noise
+    expected = 28321.08 * 100e-6 * corning_path_cm(200.0)
+    assert abs(values["B2"] - values["B3"] - expected) < 0.01 * expected + 0.02
+
+
+def test_empty_clear_plate_reads_about_0_04_od() -> None:
+    setup = rig(seed=1)
+    values = read(setup.lab(), 450, ["A1", "B1", "C1", "D1"])
+    for value in values.values():
+        assert value == pytest.approx(0.04, abs=0.012)
+
+
+def test_stray_light_table_of_the_physics_reference() -> None:
+    """s = 5e-4: true 3 → 2.82, true 4 → 3.22; s = 1e-4: true 4 → 3.70 (physics §4)."""
+    quiet = ReaderConstants(snr0=1e12, od_noise_floor=0.0)
+    plate = PlateTruth(plate_od=0.0, well_offsets_od=np.zeros(2))
+    rng = np.random.default_rng(0)
+    for s, true, expected in ((5e-4, 3.0, 2.82), (5e-4, 4.0, 3.22), (1e-4, 4.0, 3.70)):
+        truth = ReaderTruth(s, 0.0, 0.0, 25.0, 1.0, 0.0, 0.0, 0.0)
+        got = measured_absorbance(np.array([[true]]), plate, np.array([0]), truth, quiet, rng)
+        assert float(got[0, 0]) == pytest.approx(expected, abs=0.01)
+
+
+def test_concentrated_wells_saturate_near_minus_log_stray_light() -> None:
+    setup = rig(seed=11)
+    setup.fill("C1", 200.0, tartrazine=3e-3)  # true ≈ 46 OD
+    setup.fill("C2", 200.0, tartrazine=10e-3)
+    values = read(setup.lab(), 426, ["C1", "C2"])
+    ceiling = -math.log10(setup.backend.truth.stray_light)
+    assert 3.2 < values["C1"] < 4.1
+    for value in values.values():
+        assert value == pytest.approx(ceiling, abs=0.1)
+    assert abs(values["C1"] - values["C2"]) < 0.1
+
+
+def test_water_band_gives_the_path_length() -> None:
+    """PathCheck: (A977 − A900) of the well / 0.18 per cm of water ≈ the geometric path."""
+    setup = rig(seed=2)
+    for well in COLUMNS[:6]:
+        setup.fill(well, 200.0)
+    lab = setup.lab()
+    a977, a900 = read(lab, 977, COLUMNS[:6]), read(lab, 900, COLUMNS[:6])
+    delta = np.mean([a977[w] - a900[w] for w in COLUMNS[:6]])
+    assert delta / 0.18 == pytest.approx(corning_path_cm(200.0), rel=0.05)
+
+
+@pytest.mark.parametrize(
+    "species,molar", [("tartrazine", 40e-6), ("allura_red", 45e-6), ("brilliant_blue", 10e-6)]
+)
+def test_spectrum_peak_falls_at_lambda_max(species: str, molar: float) -> None:
+    setup = rig(seed=4)
+    setup.fill("D4", 200.0, **{species: molar})
+    lam = setup.world.species[species].lambda_max_nm
+    result = setup.lab().call(
+        "reader_read_absorbance_spectrum",
+        {
+            "plate": "plate_1",
+            "wells": ["D4"],
+            "start": nm(lam - 60),
+            "stop": nm(lam + 60),
+            "step": nm(1),
+        },
+    )
+    assert result.ok, result.error
+    grid = np.array(result.data["wavelengths"])
+    values = np.array(result.data["values"]["D4"])
+    assert abs(result.data["peaks"]["D4"]["wavelength"]["value"] - lam) <= 5
+    top = np.abs(grid - grid[np.argmax(values)]) <= 15
+    a, b, _ = np.polyfit(grid[top], values[top], 2)
+    assert -b / (2 * a) == pytest.approx(lam, abs=1.5)
+
+
+def test_384_well_path_length_from_geometry() -> None:
+    """Greiner 384 flat (⌀ 3.3 mm in PLR): 20 µL is a 2.34 mm column."""
+    setup = rig(seed=6, factory=Greiner_384_wellplate_28ul_Fb)
+    setup.fill("P24", 20.0, tartrazine=100e-6)
+    setup.fill("P23", 20.0)
+    values = read(setup.lab(), 426, ["P24", "P23"])
+    expected = 28321.08 * 100e-6 * (20.0 / (math.pi * 1.65**2) / 10.0)
+    assert values["P24"] - values["P23"] == pytest.approx(expected, rel=0.03)
+
+
+# -- fluorescence ----------------------------------------------------------------------------
+def _fluorescence(setup, wells: list[str], ex: float = 490, em: float = 515) -> dict:
+    result = setup.lab().call(
+        "reader_read_fluorescence",
+        {
+            "plate": setup.plate.name,
+            "wells": wells,
+            "excitation_wavelength": nm(ex),
+            "emission_wavelength": nm(em),
+        },
+    )
+    assert result.ok, result.error
+    return result.data["values"]
+
+
+def _g(x: float) -> float:
+    return (1 - 10**-x) / (x * math.log(10)) if x > 0 else 1.0
+
+
+def test_fluorescence_linear_at_low_absorbance() -> None:
+    setup = rig(seed=8)
+    conc = np.array([0.5, 1, 2, 5, 10, 20]) * 1e-9
+    for well, c in zip(COLUMNS, conc, strict=False):
+        setup.fill(well, 200.0, fluorescein=float(c))
+    values = _fluorescence(setup, COLUMNS[:6])
+    _, intercept, r2 = _fit(conc, np.array([values[w] for w in COLUMNS[:6]]))
+    assert r2 > 0.999
+    assert intercept > 0  # the plate and buffer autofluorescence floor
+
+
+def test_fluorescence_inner_filter_matches_the_top_read_model() -> None:
+    """F ∝ c·L·g((α_ex + α_em)·L): sub-linear as fluorescein's own absorbance grows."""
+    setup = rig(seed=9)
+    species = setup.world.species["fluorescein"]
+    eps_sum = float(species.absorptivity(490.0) + species.absorptivity(515.0))
+    path = corning_path_cm(200.0)
+    low, highs = 2e-9, [1e-6, 2e-6, 5e-6]
+    setup.fill("A1", 200.0, fluorescein=low)
+    setup.fill("A12", 200.0)  # blank
+    for well, c in zip(["A2", "A3", "A4"], highs, strict=True):
+        setup.fill(well, 200.0, fluorescein=c)
+    values = _fluorescence(setup, ["A1", "A2", "A3", "A4", "A12"])
+    per_molar = (values["A1"] - values["A12"]) / low
+    for well, c in zip(["A2", "A3", "A4"], highs, strict=True):
+        ratio = (values[well] - values["A12"]) / (per_molar * c)
+        assert ratio == pytest.approx(_g(eps_sum * c * path), rel=0.04)
+    assert (values["A4"] - values["A12"]) / (per_molar * 5e-6) < 0.8
+
+
+def test_another_absorber_quenches_fluorescence_by_the_inner_filter() -> None:
+    setup = rig(seed=10)
+    library = setup.world.species
+    path = corning_path_cm(200.0)
+    tartrazine = [0.0, 50e-6, 200e-6]
+    for well, t in zip(["B1", "B2", "B3"], tartrazine, strict=True):
+        setup.fill(well, 200.0, fluorescein=50e-9, tartrazine=t)
+    setup.fill("B12", 200.0)
+    values = _fluorescence(setup, ["B1", "B2", "B3", "B12"])
+    eps_t = float(
+        library["tartrazine"].absorptivity(490.0) + library["tartrazine"].absorptivity(515.0)
+    )
+    for well, t in zip(["B2", "B3"], tartrazine[1:], strict=True):
+        ratio = (values[well] - values["B12"]) / (values["B1"] - values["B12"])
+        assert ratio == pytest.approx(_g(eps_t * t * path), rel=0.05)
+    assert values["B3"] < values["B2"] < values["B1"]
+
+
+def test_fluorescence_above_the_detector_ceiling_is_flagged_per_well() -> None:
+    setup = rig(seed=12)
+    setup.fill("H12", 200.0, fluorescein=50e-6)
+    setup.fill("H11", 200.0, fluorescein=1e-9)
+    result = setup.lab().call(
+        "reader_read_fluorescence",
+        {
+            "plate": "plate_1",
+            "wells": ["H11", "H12"],
+            "excitation_wavelength": nm(490),
+            "emission_wavelength": nm(515),
+        },
+    )
+    assert result.ok, result.error
+    assert result.data["saturated"] == ["H12"]  # like a reader's OVRFLW: no number for it
+    assert set(result.data["values"]) == {"H11"} and result.data["values"]["H11"] > 0
+
+
+# -- luminescence ----------------------------------------------------------------------------
+def _luminescence(setup, wells: list[str]) -> dict:
+    result = setup.lab().call(
+        "reader_read_luminescence", {"plate": setup.plate.name, "wells": wells}
+    )
+    assert result.ok, result.error
+    return result.data["values"]
+
+
+def test_luminescence_counts_per_pmol() -> None:
+    """The species library's glow reagent is set to read ~10⁵ RLU per pmol."""
+    setup = rig(seed=13)
+    setup.fill("A1", 100.0, glow_luciferase=10e-9)  # 1 pmol
+    setup.fill("A12", 100.0)
+    values = _luminescence(setup, ["A1", "A12"])
+    assert values["A1"] - values["A12"] == pytest.approx(1e5, rel=0.05)
+    assert 5 <= values["A12"] <= 80  # dark counts only
+
+
+def test_luminescence_crosstalk_lights_up_dark_neighbours() -> None:
+    setup = rig(seed=14)
+    setup.fill("D6", 100.0, glow_luciferase=10e-6)  # 1 nmol: ~10⁸ RLU
+    for well in ("C5", "C6", "C7", "D5", "D7", "E5", "E6", "E7", "A1", "A12", "H1", "H12"):
+        setup.fill(well, 100.0)
+    values = _luminescence(
+        setup, ["D6", "C6", "E6", "D5", "D7", "C5", "E7", "A1", "A12", "H1", "H12"]
+    )
+    edge = np.mean([values[w] for w in ("C6", "E6", "D5", "D7")])
+    corner = np.mean([values[w] for w in ("C5", "E7")])
+    far = np.mean([values[w] for w in ("A1", "A12", "H1", "H12")])
+    assert edge > far + 5 * math.sqrt(far + 1)
+    assert far < corner < edge
+    fraction = (edge - far) / values["D6"]
+    assert fraction == pytest.approx(setup.backend.truth.crosstalk, rel=0.3)
+    assert 1e-6 <= fraction <= 1e-4 * 1.3
+
+
+def test_384_well_luminescence_crosstalk() -> None:
+    setup = rig(seed=15, factory=Greiner_384_wellplate_28ul_Fb)
+    setup.fill("H12", 20.0, glow_luciferase=50e-6)
+    values = _luminescence(setup, ["H12", "H13", "A1"])
+    assert values["H13"] > values["A1"] + 5 * math.sqrt(values["A1"] + 1)
+
+
+def test_indicator_reads_by_its_base_fraction_at_the_buffer_ph() -> None:
+    """Bromothymol blue (pKa 7.1 in the species data) at pH 4, 7 and 10, read at 617 nm."""
+    setup = rig(seed=16)
+    species = setup.world.species["bromothymol_blue"]
+    path = corning_path_cm(200.0)
+    buffers = {"E1": ("buffer_ph4", 4.0), "E2": ("buffer_ph7", 7.0), "E3": ("buffer_ph10", 10.0)}
+    for well, (buffer, _) in buffers.items():
+        setup.fill(well, 200.0, bromothymol_blue=40e-6, **{buffer: 0.05})
+    setup.fill("E12", 200.0, buffer_ph7=0.05)
+    values = read(setup.lab(), 617, [*buffers, "E12"])
+    for well, (_, ph) in buffers.items():
+        expected = float(species.absorptivity(617.0, ph)) * 40e-6 * path
+        assert values[well] - values["E12"] == pytest.approx(expected, rel=0.02, abs=0.012)
+    assert values["E1"] < values["E2"] < values["E3"]
+
+
+def test_plr_path_model_follows_plr_height_table() -> None:
+    """Optional: PLR's own h(V) for the Corning plate (a tapered well) instead of the cylinder."""
+    setup = rig(seed=17)
+    setup.backend = type(setup.backend)(setup.world, path_model="plr")
+    setup.reader.backend = setup.backend
+    setup.fill("F1", 200.0, tartrazine=50e-6)
+    setup.fill("F2", 200.0)
+    values = read(setup.lab(), 426, ["F1", "F2"])
+    height_cm = setup.plate.get_item("F1").compute_height_from_volume(200.0) / 10.0
+    expected = 28321.08 * 50e-6 * height_cm
+    assert values["F1"] - values["F2"] == pytest.approx(expected, rel=0.02)
+    with pytest.raises(ValueError):
+        type(setup.backend)(setup.world, path_model="cone")

@@ -1,0 +1,122 @@
+"""The virtual spectrometer as an LLM sees it: tools through ``Lab.call`` and a lab config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drivers.ocean import OBPSpectrometer
+from labtools import Lab
+from simulators.spectrometer import virtual_spectrometer
+from simulators.world import Mixture, World
+
+MS = "millisecond"
+
+CONFIG = """
+seed = 3
+
+[shared.world]
+class = "simulators.world:World"
+seed = "@seed"
+
+[instruments.spec]
+class = "simulators.spectrometer:virtual_spectrometer"
+world = "@world"
+model = "FLAME-S"
+"""
+
+
+@pytest.fixture
+def lab_and_world() -> tuple[Lab, World]:
+    world = World(seed=21)
+    world.fill("cuvette", Mixture.solution(3000, {}))
+    return Lab([virtual_spectrometer("spec", world)]), world
+
+
+def test_the_factory_builds_the_real_driver_marked_simulated() -> None:
+    spec = virtual_spectrometer("spec", World(0))
+    assert isinstance(spec, OBPSpectrometer)
+    assert spec.simulated
+    tools = {t["name"]: t for t in Lab([spec]).tools()}
+    assert set(tools) >= {"spec_set_integration_time", "spec_acquire_dark",
+                          "spec_acquire_reference", "spec_acquire_spectrum",
+                          "spec_measure_absorbance"}
+    assert tools["spec_measure_absorbance"]["hints"]["simulated"] is True
+
+
+def test_lab_config_names_the_virtual_spectrometer(tmp_path: Path) -> None:
+    path = tmp_path / "lab.toml"
+    path.write_text(CONFIG)
+    with Lab.load(path) as lab:
+        world = lab.shared["world"]
+        world.fill("cuvette", Mixture.solution(3000, {}))
+        result = lab.call("spec_set_integration_time", {"time": {"value": 80, "unit": MS}})
+        assert result.ok, result.error
+        assert lab.call("spec_acquire_dark", {"scans": 2}).ok
+        assert lab.state()["spec"]["serial_number"] == "FLMS00003"
+
+
+def test_a_typical_session(lab_and_world: tuple[Lab, World]) -> None:
+    lab, world = lab_and_world
+    set_time = lab.call("spec_set_integration_time", {"time": {"value": 0.1, "unit": "second"}})
+    assert set_time.data == {"integration_time": {"value": 100.0, "unit": MS}}
+    dark = lab.call("spec_acquire_dark", {"scans": 10}).data
+    assert dark["max_counts"] < 3000 and dark["saturated_pixels"] == 0
+    reference = lab.call("spec_acquire_reference", {"scans": 10}).data
+    # the agent's rule of thumb: keep the reference peak below ~85 % of full scale
+    assert 0.5 * 65535 < reference["max_counts"] < 0.85 * 65535
+    world.fill("cuvette", Mixture.solution(3000, {"brilliant_blue": 4e-6}))
+    result = lab.call("spec_measure_absorbance", {"scans": 20}).data
+    compact = dict(zip(result["wavelengths"], result["absorbance"], strict=True))
+    assert compact[630.0] == pytest.approx(1630 * 792.85 / 10 * 4e-6, rel=0.05)
+    assert result["wavelength_unit"] == "nanometer"
+    assert lab.state()["spec"] == {
+        "integration_time": {"value": 100.0, "unit": MS}, "dark": True, "reference": True,
+        "model": "FLAME-S", "serial_number": "FLMS00021"}
+
+
+def test_refused_calls_change_nothing(lab_and_world: tuple[Lab, World]) -> None:
+    lab, world = lab_and_world
+    too_long = lab.call("spec_set_integration_time", {"time": {"value": 70, "unit": "second"}})
+    assert too_long.error["code"] == "out_of_range"
+    assert too_long.error["hint"] == "allowed: 0.001–65 second"  # the Flame-S datasheet range
+    wrong_unit = lab.call("spec_set_integration_time", {"time": {"value": 70, "unit": "meter"}})
+    assert wrong_unit.error["code"] == "unit_error"
+    no_time = lab.call("spec_acquire_dark", {"scans": 1})
+    assert no_time.error["code"] == "precondition_failed"
+    lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": MS}})
+    before = world.clock.now()
+    no_reference = lab.call("spec_measure_absorbance", {"scans": 1})
+    assert no_reference.error["code"] == "precondition_failed"
+    too_many = lab.call("spec_acquire_spectrum", {"scans": 1000})
+    assert too_many.error["code"] == "out_of_range"
+    assert world.clock.now() == before  # no exposure happened
+
+
+def test_changing_the_time_invalidates_dark_and_reference(
+        lab_and_world: tuple[Lab, World]) -> None:
+    lab, _ = lab_and_world
+    lab.call("spec_set_integration_time", {"time": {"value": 50, "unit": MS}})
+    lab.call("spec_acquire_dark", {"scans": 1})
+    lab.call("spec_acquire_reference", {"scans": 1})
+    lab.call("spec_set_integration_time", {"time": {"value": 60, "unit": MS}})
+    assert lab.call("spec_measure_absorbance", {"scans": 1}).error["code"] == \
+        "precondition_failed"
+
+
+def test_state_never_shows_hidden_truth(lab_and_world: tuple[Lab, World]) -> None:
+    lab, world = lab_and_world
+    lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": MS}})
+    hidden = world.hidden_truth()
+    assert {"spec/wavelength_offset_nm", "spec/stray_light_600nm"} <= set(hidden)
+    text = repr(lab.state())
+    assert "stray" not in text and "offset" not in text
+
+
+def test_python_callers_get_units_too(lab_and_world: tuple[Lab, World]) -> None:
+    lab, _ = lab_and_world
+    assert lab.spec.set_integration_time(time="25 ms")["integration_time"]["value"] == 25.0
+    counts = lab.spec.acquire_spectrum(scans=2)
+    assert counts["full_scale"] == 65535.0
+    assert len(lab.data(counts["data"])["counts"]) == 2048

@@ -31,8 +31,13 @@ class NullHandler(LiquidHandler):
     limits = LiquidHandlerLimits(channels=8, tip_types=(TipType("t", Range(0.5, 1000, UL)),))
 
     async def aspirate(self, channel: int, well: str, volume: Any) -> Any:
-        return {"channel": channel, "well": well, "volume": qty(50.0, UL),
-                "tip_volume": qty(50.0, UL), "well_volume": qty(0.0, UL)}
+        return {
+            "channel": channel,
+            "well": well,
+            "volume": qty(50.0, UL),
+            "tip_volume": qty(50.0, UL),
+            "well_volume": qty(0.0, UL),
+        }
 
     async def get_deck(self) -> Any:
         return {"labware": [], "tips_left": {}, "channels": [], "volume_unit": UL}
@@ -76,10 +81,16 @@ def main() -> None:
     floor_us = median_us(floor)
     overhead = call - direct
     print("tool core: dispatch through lab.call (a liquid handler whose tools do nothing)")
-    print(row("lab.call('lh_aspirate') (schema, units, limits, journal)", call,
-              note=f"{1e6 / call:,.0f} calls/s"))
-    print(row("lab.call('lh_get_deck') (a cheap read tool)", read,
-              note=f"{1e6 / read:,.0f} calls/s"))
+    print(
+        row(
+            "lab.call('lh_aspirate') (schema, units, limits, journal)",
+            call,
+            note=f"{1e6 / call:,.0f} calls/s",
+        )
+    )
+    print(
+        row("lab.call('lh_get_deck') (a cheap read tool)", read, note=f"{1e6 / read:,.0f} calls/s")
+    )
     print(row("the same aspirate method called directly (own loop)", direct))
     print(row("overhead of lab.call over the direct call", overhead))
     print(row("floor: strict pydantic validation + pint unit conversion", floor_us))
@@ -108,15 +119,26 @@ def _virtual_lab_rates() -> None:
         aspirate_pair = median_us(pair, number=50, repeat=5)
         read = median_us(lambda: lab.call("lh_get_deck", {}), number=50, repeat=5)
     print("virtual lab through lab.call (PyLabRobot front end + physics backend)")
-    print(row("lh_aspirate + lh_dispense pair", aspirate_pair,
-              note=f"{2e6 / aspirate_pair:,.0f} calls/s"))
+    print(
+        row(
+            "lh_aspirate + lh_dispense pair",
+            aspirate_pair,
+            note=f"{2e6 / aspirate_pair:,.0f} calls/s",
+        )
+    )
     print(row("lh_get_deck", read, note=f"{1e6 / read:,.0f} calls/s"))
 
 
 def _import_ms(module: str, runs: int = 5) -> float:
     code = f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"
-    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                  check=True).stdout) for _ in range(runs)]
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
     return statistics.median(times) * 1e3
 
 

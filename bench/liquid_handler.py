@@ -63,12 +63,23 @@ class NopBackend(LiquidHandlerBackend):
 
 
 def _world() -> World:
-    return World(0, stocks=[{"well": WELL, "species": "tartrazine", "concentration_uM": 100,
-                             "volume_ul": 300, "label": "tartrazine 100 µM"}])
+    return World(
+        0,
+        stocks=[
+            {
+                "well": WELL,
+                "species": "tartrazine",
+                "concentration_uM": 100,
+                "volume_ul": 300,
+                "label": "tartrazine 100 µM",
+            }
+        ],
+    )
 
 
-async def _median_pair_us(pair: Callable[[], Awaitable[None]], *, rounds: int = 7,
-                          number: int = 300, warmup: int = 50) -> float:
+async def _median_pair_us(
+    pair: Callable[[], Awaitable[None]], *, rounds: int = 7, number: int = 300, warmup: int = 50
+) -> float:
     """Median over ``rounds`` of the mean time of ``number`` awaited pairs (µs)."""
     for _ in range(warmup):
         await pair()
@@ -102,8 +113,11 @@ async def _plr_pair_us(backend: LiquidHandlerBackend, spread: str = "wide") -> f
 
 async def _adapter(backend_of: Callable[[World], LiquidHandlerBackend]) -> PLRLiquidHandler:
     world = _world()
-    handler = PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
-                               backend_of(world))
+    handler = PLRLiquidHandler(
+        "lh",
+        virtual_deck(world, None).deck,  # type: ignore[arg-type]
+        backend_of(world),
+    )
     await handler.setup()
     await handler.pick_up_tips("tips_300ul", [0])
     return handler
@@ -125,7 +139,8 @@ async def _measure() -> dict[str, float]:
     with contextlib.redirect_stdout(io.StringIO()):  # the chatterbox prints a table per op
         out["chatterbox"] = await _plr_pair_us(LiquidHandlerChatterboxBackend(num_channels=8))
         out["chatterbox_custom"] = await _plr_pair_us(
-            LiquidHandlerChatterboxBackend(num_channels=8), spread="custom")
+            LiquidHandlerChatterboxBackend(num_channels=8), spread="custom"
+        )
     out["nop"] = await _plr_pair_us(NopBackend())
     out["adapter_nop"] = await _adapter_pair_us(await _adapter(lambda w: NopBackend()))
     out["adapter_physics"] = await _adapter_pair_us(await _adapter(PhysicsLiquidHandlerBackend))
@@ -134,8 +149,11 @@ async def _measure() -> dict[str, float]:
 
 def _lab_pair_us() -> float:
     world = _world()
-    handler = PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
-                               PhysicsLiquidHandlerBackend(world))
+    handler = PLRLiquidHandler(
+        "lh",
+        virtual_deck(world, None).deck,  # type: ignore[arg-type]
+        PhysicsLiquidHandlerBackend(world),
+    )
     with Lab([handler], clock=world.clock) as lab:
         lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
         args = {"channel": 0, "well": WELL, "volume": {"value": VOLUME_UL, "unit": "microliter"}}
@@ -167,23 +185,41 @@ def main() -> None:
     print("liquid handler: aspirate + dispense pair, 1 channel, 100 µL, tracking on (median)")
     print(row("PLR + chatterbox backend (stdout redirected)", chatter))
     print(row("PLR + do-nothing backend", pairs["nop"]))
-    print(row("PLR + chatterbox, spread='custom' (the adapter's call)",
-              pairs["chatterbox_custom"]))
+    print(row("PLR + chatterbox, spread='custom' (the adapter's call)", pairs["chatterbox_custom"]))
     print(row("adapter (checks, undo) + do-nothing backend", pairs["adapter_nop"]))
     print(row("adapter + PhysicsLiquidHandlerBackend", pairs["adapter_physics"]))
-    print(f"  adapter + physics / chatterbox = {pairs['adapter_physics'] / chatter:.2f}"
-          "  (goal ≤ 1.2)")
-    print(f"  adapter + physics / chatterbox with spread='custom' = "
-          f"{pairs['adapter_physics'] / pairs['chatterbox_custom']:.2f}")
+    print(
+        f"  adapter + physics / chatterbox = {pairs['adapter_physics'] / chatter:.2f}  (goal ≤ 1.2)"
+    )
+    print(
+        f"  adapter + physics / chatterbox with spread='custom' = "
+        f"{pairs['adapter_physics'] / pairs['chatterbox_custom']:.2f}"
+    )
     print(row("adapter + physics through lab.call (schema, units, journal)", _lab_pair_us()))
     world = _world()
     print("virtual deck")
     print(row("build_deck() from scratch", _ms(build_deck, 5), "ms"))
-    print(row("virtual_deck(world, backend) (copy of the template)",
-              _ms(lambda: virtual_deck(world, None), 20), "ms"))  # type: ignore[arg-type]
-    print(row("virtual_deck + PLRLiquidHandler + physics backend", _ms(
-        lambda: PLRLiquidHandler("lh", virtual_deck(world, None).deck,  # type: ignore[arg-type]
-                                 PhysicsLiquidHandlerBackend(world)), 20), "ms"))
+    print(
+        row(
+            "virtual_deck(world, backend) (copy of the template)",
+            _ms(lambda: virtual_deck(world, None), 20),
+            "ms",
+        )
+    )  # type: ignore[arg-type]
+    print(
+        row(
+            "virtual_deck + PLRLiquidHandler + physics backend",
+            _ms(
+                lambda: PLRLiquidHandler(
+                    "lh",
+                    virtual_deck(world, None).deck,  # type: ignore[arg-type]
+                    PhysicsLiquidHandlerBackend(world),
+                ),
+                20,
+            ),
+            "ms",
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,11 +42,13 @@ def _median_ms(action: Callable[[], object], repeats: int = REPEATS) -> float:
     return statistics.median(times)
 
 
-def _measure(lab: Lab, spec: OBPSpectrometer, integration_ms: float,
-             repeats: int = REPEATS) -> tuple[float, float]:
+def _measure(
+    lab: Lab, spec: OBPSpectrometer, integration_ms: float, repeats: int = REPEATS
+) -> tuple[float, float]:
     """(driver, tool) median milliseconds for one 1-scan acquisition."""
-    result = lab.call("spec_set_integration_time",
-                      {"time": {"value": integration_ms, "unit": "millisecond"}})
+    result = lab.call(
+        "spec_set_integration_time", {"time": {"value": integration_ms, "unit": "millisecond"}}
+    )
     if not result.ok:
         raise RuntimeError(result.error)
     driver = _median_ms(lambda: lab.run(spec._acquire(1, dark=False)), repeats)
@@ -58,30 +60,38 @@ def main() -> None:
     restore_sigint()
     print(__doc__.splitlines()[0])
     print(f"  FLAME-S-like emulator, 2048 px; medians of {REPEATS} acquisitions of 1 scan\n")
-    header = (f"  {'link':<34}{'integration':>12}{'driver':>10}{'overhead':>10}"
-              f"{'tool call':>11}{'overhead':>10}")
+    header = (
+        f"  {'link':<34}{'integration':>12}{'driver':>10}{'overhead':>10}"
+        f"{'tool call':>11}{'overhead':>10}"
+    )
     print(header)
     print("  " + "-" * (len(header) - 2))
 
     anchor = virtual_spectrometer("spec", _world())
     anchor_lab = Lab([anchor])
     driver, tool = _measure(anchor_lab, anchor, 100, repeats=100)
-    print(f"  {'in-process (anchor, no wait)':<34}{'100 ms':>12}{driver:>8.2f}ms"
-          f"{'—':>10}{tool:>9.2f}ms{'—':>10}")
+    print(
+        f"  {'in-process (anchor, no wait)':<34}{'100 ms':>12}{driver:>8.2f}ms"
+        f"{'—':>10}{tool:>9.2f}ms{'—':>10}"
+    )
     anchor_lab.close()
 
     worst = 0.0
     with OBPSocketServer(OBPEmulator(_world()), realtime=True) as server:
-        for label, uri in (("pyserial socket://", server.url),
-                           ("pyvisa-py TCPIP::…::SOCKET", server.visa_resource)):
+        for label, uri in (
+            ("pyserial socket://", server.url),
+            ("pyvisa-py TCPIP::…::SOCKET", server.visa_resource),
+        ):
             spec = OBPSpectrometer("spec", uri)
             lab = Lab([spec])
             for integration in INTEGRATION_MS:
                 driver, tool = _measure(lab, spec, integration)
                 over_driver, over_tool = driver - integration, tool - integration
                 worst = max(worst, over_driver)
-                print(f"  {label:<34}{integration:>9} ms{driver:>8.2f}ms{over_driver:>8.2f}ms"
-                      f"{tool:>9.2f}ms{over_tool:>8.2f}ms")
+                print(
+                    f"  {label:<34}{integration:>9} ms{driver:>8.2f}ms{over_driver:>8.2f}ms"
+                    f"{tool:>9.2f}ms{over_tool:>8.2f}ms"
+                )
             lab.close()
     verdict = "meets" if worst <= GOAL_MS else "MISSES"
     print(f"\n  worst driver-level overhead {worst:.2f} ms: {verdict} the ≤ {GOAL_MS:g} ms goal")

@@ -15,8 +15,9 @@ def restore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def median_us(fn: Callable[[], object], *, repeat: int = 7, number: int = 200,
-              warmup: int = 20) -> float:
+def median_us(
+    fn: Callable[[], object], *, repeat: int = 7, number: int = 200, warmup: int = 20
+) -> float:
     """Median over ``repeat`` rounds of the mean time of ``number`` calls, in µs."""
     for _ in range(warmup):
         fn()

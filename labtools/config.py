@@ -79,8 +79,7 @@ def build_config(raw: dict[str, Any], **overrides: Any) -> LabConfig:
     for key, table in raw.get("instruments", {}).items():
         if not isinstance(table, dict) or "class" not in table:
             raise ConfigError(f"instruments.{key} needs a 'class'")
-        instruments[key] = names[key] = _build({**table, "name": key}, names,
-                                               f"instruments.{key}")
+        instruments[key] = names[key] = _build({**table, "name": key}, names, f"instruments.{key}")
     if not instruments:
         raise ConfigError("the configuration names no instruments")
     clock = _resolve(raw["clock"], names, "clock") if "clock" in raw else None

@@ -43,8 +43,9 @@ class ToolError(Exception):
         return f"{type(self).__name__}({self.message!r}, field={self.field!r}, hint={self.hint!r})"
 
     @staticmethod
-    def of(code: str, message: str, *, field: str | None = None,
-           hint: str | None = None) -> ToolError:
+    def of(
+        code: str, message: str, *, field: str | None = None, hint: str | None = None
+    ) -> ToolError:
         """The typed error for ``code`` (for errors rebuilt from their JSON form)."""
         return _BY_CODE[code](message, field=field, hint=hint)
 
@@ -113,6 +114,17 @@ class NotSupported(ToolError):
 
 _BY_CODE: dict[str, type[ToolError]] = {
     cls.code: cls
-    for cls in (InvalidArguments, UnitError, OutOfRange, UnknownTool, UnknownResource,
-                PreconditionFailed, Interlock, InstrumentError, Timeout, Busy, NotSupported)
+    for cls in (
+        InvalidArguments,
+        UnitError,
+        OutOfRange,
+        UnknownTool,
+        UnknownResource,
+        PreconditionFailed,
+        Interlock,
+        InstrumentError,
+        Timeout,
+        Busy,
+        NotSupported,
+    )
 }

@@ -82,8 +82,11 @@ def _gemini(specs: Sequence[ToolSpec], _: Callable[[str], bool]) -> list[dict[st
     return [
         {
             "function_declarations": [
-                {"name": s.name, "description": s.description,
-                 "parameters_json_schema": s.input_schema}
+                {
+                    "name": s.name,
+                    "description": s.description,
+                    "parameters_json_schema": s.input_schema,
+                }
                 for s in specs
             ]
         }

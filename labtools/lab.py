@@ -75,8 +75,9 @@ class Lab:
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path, *, journal: Journal | str | Path | None = None,
-             **overrides: Any) -> Lab:
+    def load(
+        cls, path: str | Path, *, journal: Journal | str | Path | None = None, **overrides: Any
+    ) -> Lab:
         """A lab from a TOML configuration; ``overrides`` replace its top-level values."""
         config = load_config(path, **overrides)
         return cls(config.instruments, journal=journal, clock=config.clock, shared=config.shared)
@@ -110,8 +111,9 @@ class Lab:
         return render(specs, format, lambda name: self.instruments[name].simulated)
 
     # -- calling -------------------------------------------------------------------------------
-    async def acall(self, name: str, arguments: object, *,
-                    progress: ProgressCallback | None = None) -> ToolResult:
+    async def acall(
+        self, name: str, arguments: object, *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
         """Call a tool with raw JSON arguments. Never raises for bad input.
 
         ``progress`` receives ``(done, total, message)`` reports from long operations.
@@ -161,8 +163,14 @@ class Lab:
             lock = self._locks[instrument] = asyncio.Lock()
         return lock
 
-    def _record(self, name: object, arguments: object, result: ToolResult, started: float,
-                virtual_start: float | None) -> None:
+    def _record(
+        self,
+        name: object,
+        arguments: object,
+        result: ToolResult,
+        started: float,
+        virtual_start: float | None,
+    ) -> None:
         event: dict[str, Any] = {
             "seq": self.journal.count + 1,
             "time": time.time(),
@@ -276,8 +284,9 @@ def _specs_of(instrument: Instrument) -> list[ToolSpec]:
 def _unknown_tool(name: object, specs: Mapping[str, ToolSpec]) -> ToolError:
     close = difflib.get_close_matches(name, list(specs), n=3) if isinstance(name, str) else []
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    return UnknownTool(f"no tool named {str(name)[:80]!r}", field=None,
-                       hint=f"{hint}tools: {', '.join(specs)}")
+    return UnknownTool(
+        f"no tool named {str(name)[:80]!r}", field=None, hint=f"{hint}tools: {', '.join(specs)}"
+    )
 
 
 class _LoopThread:
@@ -285,8 +294,9 @@ class _LoopThread:
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
-                                        name="labtools-loop")
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, daemon=True, name="labtools-loop"
+        )
         self._thread.start()
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:

@@ -18,8 +18,9 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 _listener: ContextVar[ProgressCallback | None] = ContextVar("labtools_progress", default=None)
 
 
-async def report_progress(done: float, total: float | None = None,
-                          message: str | None = None) -> None:
+async def report_progress(
+    done: float, total: float | None = None, message: str | None = None
+) -> None:
     """Tell the caller of the current tool how far it has got."""
     listener = _listener.get()
     if listener is not None:

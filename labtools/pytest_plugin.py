@@ -18,10 +18,18 @@ if TYPE_CHECKING:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("labtools")
-    group.addoption("--hardware", action="store_true", default=False,
-                    help="run tests marked 'hardware' (they drive real instruments)")
-    group.addoption("--lab-seed", type=int, default=0,
-                    help="seed of the virtual_lab fixture's hidden truth (default 0)")
+    group.addoption(
+        "--hardware",
+        action="store_true",
+        default=False,
+        help="run tests marked 'hardware' (they drive real instruments)",
+    )
+    group.addoption(
+        "--lab-seed",
+        type=int,
+        default=0,
+        help="seed of the virtual_lab fixture's hidden truth (default 0)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -36,5 +36,6 @@ class ToolResult:
         if self.ok:
             return self.data if self.data is not None else {}
         error = self.error or {}
-        raise ToolError.of(error["code"], error["message"], field=error.get("field"),
-                           hint=error.get("hint"))
+        raise ToolError.of(
+            error["code"], error["message"], field=error.get("field"), hint=error.get("hint")
+        )

@@ -28,8 +28,19 @@ _DESCRIBED = {
     "uniqueItems": "unique items",
 }
 _FORBIDDEN = frozenset(
-    {"anyOf", "oneOf", "allOf", "not", "if", "then", "else", "prefixItems",
-     "dependentRequired", "dependentSchemas", "patternProperties"}
+    {
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "prefixItems",
+        "dependentRequired",
+        "dependentSchemas",
+        "patternProperties",
+    }
 )
 
 
@@ -47,8 +58,9 @@ def portable(schema: dict[str, Any], *, output: bool = False) -> dict[str, Any]:
     return _walk(schema, definitions, "#", not output)
 
 
-def _walk(node: dict[str, Any], defs: dict[str, Any], path: str, closed: bool,
-          seen: tuple[str, ...] = ()) -> dict[str, Any]:
+def _walk(
+    node: dict[str, Any], defs: dict[str, Any], path: str, closed: bool, seen: tuple[str, ...] = ()
+) -> dict[str, Any]:
     if "$ref" in node:
         ref = node["$ref"]
         if ref in seen:
@@ -73,9 +85,7 @@ def _walk(node: dict[str, Any], defs: dict[str, Any], path: str, closed: bool,
             for name in value:
                 if not NAME_PATTERN.match(name):
                     raise SchemaProfileError(f"{path}: property name {name!r} is not portable")
-            out[key] = {
-                k: _walk(v, defs, f"{path}/{k}", closed, seen) for k, v in value.items()
-            }
+            out[key] = {k: _walk(v, defs, f"{path}/{k}", closed, seen) for k, v in value.items()}
         elif key == "items":
             out[key] = _walk(value, defs, f"{path}/items", closed, seen)
         elif key == "additionalProperties" and isinstance(value, dict):
@@ -100,9 +110,9 @@ def _walk(node: dict[str, Any], defs: dict[str, Any], path: str, closed: bool,
 
 def _resolve(ref: str, defs: dict[str, Any], path: str) -> dict[str, Any]:
     prefix = "#/$defs/"
-    if not ref.startswith(prefix) or ref[len(prefix):] not in defs:
+    if not ref.startswith(prefix) or ref[len(prefix) :] not in defs:
         raise SchemaProfileError(f"{path}: cannot inline {ref}")
-    return defs[ref[len(prefix):]]
+    return defs[ref[len(prefix) :]]
 
 
 def _enum_type(values: list[Any], path: str) -> str:

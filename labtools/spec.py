@@ -113,7 +113,8 @@ class ToolSpec:
             hint = "decode the JSON text first" if isinstance(arguments, str) else None
             return InvalidArguments(
                 f"arguments must be a JSON object, not {_json_type(arguments)}",
-                field="", hint=hint or f"arguments: {', '.join(names)}",
+                field="",
+                hint=hint or f"arguments: {', '.join(names)}",
             )
         if error.validator == "additionalProperties":
             extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
@@ -139,7 +140,8 @@ class ToolSpec:
         if error.validator == "enum":
             allowed = error.validator_value
             return InvalidArguments(
-                f"{_short(error.instance)} is not allowed here", field=pointer,
+                f"{_short(error.instance)} is not allowed here",
+                field=pointer,
                 hint=_did_you_mean(error.instance, allowed) + f"one of: {_join(allowed)}",
             )
         if error.validator == "type":
@@ -166,8 +168,10 @@ class ToolSpec:
         """
         names = [p.name for p in self.params]
         if len(args) > len(names):
-            raise InvalidArguments(f"{self.name} takes {len(names)} arguments, got {len(args)}",
-                                   hint=f"arguments: {', '.join(names)}")
+            raise InvalidArguments(
+                f"{self.name} takes {len(names)} arguments, got {len(args)}",
+                hint=f"arguments: {', '.join(names)}",
+            )
         given = dict(zip(names, args, strict=False))
         for key, value in kwargs.items():
             if key in given:
@@ -211,8 +215,11 @@ def _convert(param: Param, value: Any) -> Any:
         if param.kind == "integer":
             value = int(value)
         if param.within is not None and not param.within.contains(value):
-            raise OutOfRange(f"{param.name} {value:g} is outside the allowed range", field=field,
-                             hint=f"allowed: {param.within.describe()}")
+            raise OutOfRange(
+                f"{param.name} {value:g} is outside the allowed range",
+                field=field,
+                hint=f"allowed: {param.within.describe()}",
+            )
     return value
 
 
@@ -222,8 +229,9 @@ def _finite(value: float, field: str) -> None:
     except OverflowError:
         finite = False
     if not finite:
-        raise InvalidArguments(f"{_short(value)} is not a finite number", field=field,
-                               hint="give a finite number")
+        raise InvalidArguments(
+            f"{_short(value)} is not a finite number", field=field, hint="give a finite number"
+        )
 
 
 def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
@@ -234,8 +242,10 @@ def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
             field=pointer,
             hint=_did_you_mean(instance, dim.units) + f"units: {', '.join(dim.units)}",
         )
-    if pointer.count("/") == 1 and isinstance(instance, int | float | str) and not isinstance(
-        instance, bool
+    if (
+        pointer.count("/") == 1
+        and isinstance(instance, int | float | str)
+        and not isinstance(instance, bool)
     ):
         return UnitError(
             f"{_short(instance)} is not a quantity; a {dim.name} is a value with a unit",
@@ -245,7 +255,8 @@ def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
     if error.validator == "type" and pointer.endswith("/value"):
         return InvalidArguments(
             f"{_where(pointer)} must be a number, not {_json_type(instance)}",
-            field=pointer, hint=dim.hint(),
+            field=pointer,
+            hint=dim.hint(),
         )
     return UnitError(f"{_where(pointer)}: {error.message}", field=pointer, hint=dim.hint())
 
@@ -280,8 +291,15 @@ def _join(values: Any, limit: int = 24) -> str:
     return text + (f", … ({len(values)} in all)" if len(values) > limit else "")
 
 
-_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-               int: "an integer", float: "a number", type(None): "null"}
+_JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
 
 
 def _json_type(value: object) -> str:
@@ -354,9 +372,9 @@ def _param(instrument: Any, name: str, annotation: Any, default: Any) -> Param:
     base = typing.get_args(annotation)[0] if typing.get_origin(annotation) else annotation
     if dimension is not None:
         kind = "quantity"
-    elif typing.get_origin(base) in (list, collections.abc.Sequence) and typing.get_args(
-        base
-    ) == (int,):
+    elif typing.get_origin(base) in (list, collections.abc.Sequence) and typing.get_args(base) == (
+        int,
+    ):
         kind = "integers"
     elif base is int:
         kind = "integer"
@@ -371,4 +389,6 @@ def _param(instrument: Any, name: str, annotation: Any, default: Any) -> Param:
         if not isinstance(within, Range):
             raise SchemaProfileError(f"limits.{arg.within} of {instrument.name} is not a Range")
         description = f"{description} Allowed: {within.describe()}."
+    if arg.note is not None:
+        description = f"{description} {getattr(instrument.limits, arg.note)}"
     return Param(name, annotation, description, dimension, kind, within, default)

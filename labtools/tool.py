@@ -33,10 +33,13 @@ class Arg:
 
     ``within``: the name of a ``Range`` attribute of the instrument's ``limits``; the value is
     checked against it before the tool runs and the range is appended to the description.
+    ``note``: the name of a text attribute of ``limits`` appended to the description (limits
+    that depend on state, such as the volume range of each tip type).
     """
 
     description: str
     within: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ def __getattr__(name: str) -> Any:
         return ureg.Quantity
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "DIMENSIONS",
     "Concentration",
@@ -162,8 +163,9 @@ class Dimension:
                 hint="pass Quantity(37, 'degC') or {'value': 37, 'unit': 'degree_Celsius'}",
             ) from exc
         except (pint.PintError, SyntaxError, TypeError, ValueError, AttributeError) as exc:
-            raise UnitError(f"cannot read {text!r} as a quantity", field=field,
-                            hint=self.hint()) from exc
+            raise UnitError(
+                f"cannot read {text!r} as a quantity", field=field, hint=self.hint()
+            ) from exc
         if not isinstance(parsed, pint.Quantity):
             raise UnitError(f"{text!r} has no unit", field=field, hint=self.hint())
         return parsed
@@ -192,8 +194,13 @@ def _describe_dimension(quantity: pint.Quantity) -> str:
         if quantity.check(dim.pint_dimension):
             return dim.name
     dims = str(quantity.dimensionality)
-    named = {"[current] * [time]": "charge", "[mass]": "mass", "1 / [time]": "frequency",
-             "dimensionless": "pure number", "[time] ** 2": "time squared"}
+    named = {
+        "[current] * [time]": "charge",
+        "[mass]": "mass",
+        "1 / [time]": "frequency",
+        "dimensionless": "pure number",
+        "[time] ** 2": "time squared",
+    }
     return named.get(dims, f"quantity of {dims}")
 
 
@@ -240,8 +247,16 @@ FREQUENCY = Dimension(
 
 DIMENSIONS: dict[str, Dimension] = {
     d.name: d
-    for d in (VOLUME, LENGTH, WAVELENGTH, DURATION, TEMPERATURE, FLOW_RATE, CONCENTRATION,
-              FREQUENCY)
+    for d in (
+        VOLUME,
+        LENGTH,
+        WAVELENGTH,
+        DURATION,
+        TEMPERATURE,
+        FLOW_RATE,
+        CONCENTRATION,
+        FREQUENCY,
+    )
 }
 
 Volume = Annotated[pint.Quantity, VOLUME]
@@ -298,8 +313,10 @@ class Range:
         """The range's bounds converted to ``unit``."""
         if not self.unit or unit == self.unit:
             return self.low, self.high
-        return (magnitude(ureg.Quantity(self.low, self.unit), unit),
-                magnitude(ureg.Quantity(self.high, self.unit), unit))
+        return (
+            magnitude(ureg.Quantity(self.low, self.unit), unit),
+            magnitude(ureg.Quantity(self.high, self.unit), unit),
+        )
 
     def describe(self, unit: str | None = None) -> str:
         """``"230–1000 nanometer"``, in ``unit`` if given."""

@@ -90,21 +90,32 @@ def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
     deck.assign_child_resource(plates, rails=7)
     deck.assign_child_resource(PLT_CAR_L5AC_A00(name="spare_carrier"), rails=13)
     deck.assign_child_resource(_cuvette_holder(), location=Coordinate(520.0, 100.0, 100.0))
-    reader = PlateReader(name="reader", size_x=130.0, size_y=100.0, size_z=50.0,
-                         backend=reader_backend)  # type: ignore[arg-type]  # set per copy
+    reader = PlateReader(
+        name="reader", size_x=130.0, size_y=100.0, size_z=50.0, backend=reader_backend
+    )  # type: ignore[arg-type]  # set per copy
     deck.assign_child_resource(reader, location=Coordinate(560.0, 100.0, 100.0))
     return deck
 
 
 def _cuvette_holder() -> ResourceHolder:
     outer = CUVETTE_INNER_MM + 2 * CUVETTE_WALL_MM
-    holder = ResourceHolder(name="cuvette_holder", size_x=outer, size_y=outer, size_z=0.0,
-                            child_location=Coordinate(CUVETTE_WALL_MM, CUVETTE_WALL_MM, 0.0))
+    holder = ResourceHolder(
+        name="cuvette_holder",
+        size_x=outer,
+        size_y=outer,
+        size_z=0.0,
+        child_location=Coordinate(CUVETTE_WALL_MM, CUVETTE_WALL_MM, 0.0),
+    )
     area = CUVETTE_INNER_MM * CUVETTE_INNER_MM
     cuvette = Container(
-        name="cuvette", size_x=CUVETTE_INNER_MM, size_y=CUVETTE_INNER_MM,
-        size_z=CUVETTE_HEIGHT_MM, material_z_thickness=CUVETTE_WALL_MM,
-        max_volume=CUVETTE_MAX_UL, category="cuvette", model="cuvette_10mm_3500uL",
+        name="cuvette",
+        size_x=CUVETTE_INNER_MM,
+        size_y=CUVETTE_INNER_MM,
+        size_z=CUVETTE_HEIGHT_MM,
+        material_z_thickness=CUVETTE_WALL_MM,
+        max_volume=CUVETTE_MAX_UL,
+        category="cuvette",
+        model="cuvette_10mm_3500uL",
         height_volume_data={0.0: 0.0, CUVETTE_HEIGHT_MM: area * CUVETTE_HEIGHT_MM},
     )
     holder.assign_child_resource(cuvette)

@@ -104,15 +104,17 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         if isinstance(num_channels, bool) or not isinstance(num_channels, int) or num_channels < 1:
             raise ValueError(f"num_channels must be a positive integer, not {num_channels!r}")
         if float(channel_class) not in ISO_8655_2:
-            raise ValueError(f"channel_class must be one of {sorted(ISO_8655_2)} µL, "
-                             f"not {channel_class!r}")
+            raise ValueError(
+                f"channel_class must be one of {sorted(ISO_8655_2)} µL, not {channel_class!r}"
+            )
         self.world = world
         self._num_channels = num_channels
         self.channel_class = float(channel_class)
         self.timing = timing or Timing()
         self.channels = [
             ChannelModel.from_dict(
-                world.hidden(f"lh/channel{i}", partial(draw_channel, class_ul=self.channel_class)))
+                world.hidden(f"lh/channel{i}", partial(draw_channel, class_ul=self.channel_class))
+            )
             for i in range(num_channels)
         ]
         self.film_fraction: float = world.hidden("lh/film_fraction", draw_film_fraction)
@@ -172,8 +174,14 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
             want = self.channels[ch].deliver(op.volume, self._rng) / keep
             drawn = source.take(min(want, source.volume_ul))
             if want - drawn.volume_ul > 1e-9:
-                log.info("channel %d drew %.3g µL of air from %s (%.4g µL asked, %.4g there)",
-                         ch, want - drawn.volume_ul, ref, op.volume, drawn.volume_ul)
+                log.info(
+                    "channel %d drew %.3g µL of air from %s (%.4g µL asked, %.4g there)",
+                    ch,
+                    want - drawn.volume_ul,
+                    ref,
+                    op.volume,
+                    drawn.volume_ul,
+                )
             load.liquid.add(drawn)
             load.believed_ul += op.volume
             load.last_drawn_ul = drawn.volume_ul
@@ -236,8 +244,11 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         found = self._refs.get(id(container))
         if found is None:
             parent = container.parent
-            ref = (f"{parent.name}:{container.get_identifier()}"
-                   if isinstance(parent, ItemizedResource) else container.name)
+            ref = (
+                f"{parent.name}:{container.get_identifier()}"
+                if isinstance(parent, ItemizedResource)
+                else container.name
+            )
             found = self._refs[id(container)] = (container, ref)
         return found[1]
 
@@ -252,5 +263,7 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
 def _no_mix(op: SingleChannelAspiration | SingleChannelDispense) -> None:
     """PLR's in-operation mixing is not simulated: refuse it rather than ignore it."""
     if op.mix is not None:
-        raise NotImplementedError("mixing inside an aspirate/dispense is not simulated; "
-                                  "mix with separate aspirate/dispense cycles")
+        raise NotImplementedError(
+            "mixing inside an aspirate/dispense is not simulated; "
+            "mix with separate aspirate/dispense cycles"
+        )

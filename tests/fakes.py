@@ -44,8 +44,9 @@ class FakeLiquidHandler(LiquidHandler):
     def _tip(self, channel: int) -> float:
         held = self.tip[channel]
         if held is None:
-            raise PreconditionFailed(f"channel {channel} has no tip", field="/channel",
-                                     hint="call lh_pick_up_tips first")
+            raise PreconditionFailed(
+                f"channel {channel} has no tip", field="/channel", hint="call lh_pick_up_tips first"
+            )
         return held
 
     async def pick_up_tips(self, tip_rack: str, channels: Sequence[int]) -> Any:
@@ -53,15 +54,16 @@ class FakeLiquidHandler(LiquidHandler):
             raise UnknownResource(f"no tip rack {tip_rack!r}", field="/tip_rack", hint="'tips'")
         for i, ch in enumerate(channels):
             if self.tip[ch] is not None:
-                raise PreconditionFailed(f"channel {ch} already has a tip",
-                                         field=f"/channels/{i}")
+                raise PreconditionFailed(f"channel {ch} already has a tip", field=f"/channels/{i}")
         if len(channels) > self.tips_left:
             raise Interlock("not enough tips", hint=f"{self.tips_left} left")
         for ch in channels:
             self.tip[ch] = 0.0
         self.tips_left -= len(channels)
-        return {"tips": [{"channel": ch, "tip": "tips", "tip_type": "tip_200ul"}
-                         for ch in channels], "tips_left": self.tips_left}
+        return {
+            "tips": [{"channel": ch, "tip": "tips", "tip_type": "tip_200ul"} for ch in channels],
+            "tips_left": self.tips_left,
+        }
 
     async def drop_tips(self, channels: Sequence[int]) -> Any:
         for ch in channels:
@@ -75,8 +77,11 @@ class FakeLiquidHandler(LiquidHandler):
         held = self._tip(channel)
         ul = magnitude(volume, UL)
         if ul > self.wells[ref]:
-            raise Interlock(f"{ref} holds {self.wells[ref]:g} µL", field="/volume",
-                            hint=f"at most {self.wells[ref]:g} microliter")
+            raise Interlock(
+                f"{ref} holds {self.wells[ref]:g} µL",
+                field="/volume",
+                hint=f"at most {self.wells[ref]:g} microliter",
+            )
         if held + ul > 200:
             raise Interlock("tip over capacity", field="/volume")
         self.wells[ref] -= ul
@@ -96,24 +101,36 @@ class FakeLiquidHandler(LiquidHandler):
         return self._moved(channel, ref, ul)
 
     def _moved(self, channel: int, ref: str, ul: float) -> Any:
-        return {"channel": channel, "well": ref, "volume": qty(ul, UL),
-                "tip_volume": qty(self.tip[channel] or 0.0, UL),
-                "well_volume": qty(self.wells[ref], UL)}
+        return {
+            "channel": channel,
+            "well": ref,
+            "volume": qty(ul, UL),
+            "tip_volume": qty(self.tip[channel] or 0.0, UL),
+            "well_volume": qty(self.wells[ref], UL),
+        }
 
     async def transfer(self, channel: int, source: str, destination: str, volume: Any) -> Any:
         self._well(destination, "/destination")
         await self.aspirate(channel, source, volume)
         await self.dispense(channel, destination, volume)
-        return {"channel": channel, "source": source, "destination": destination,
-                "volume": qty(magnitude(volume, UL), UL),
-                "source_volume": qty(self.wells[source], UL),
-                "destination_volume": qty(self.wells[destination], UL)}
+        return {
+            "channel": channel,
+            "source": source,
+            "destination": destination,
+            "volume": qty(magnitude(volume, UL), UL),
+            "source_volume": qty(self.wells[source], UL),
+            "destination_volume": qty(self.wells[destination], UL),
+        }
 
     async def mix(self, channel: int, well: str, volume: Any, cycles: int) -> Any:
         self._well(well, "/well")
         self._tip(channel)
-        return {"channel": channel, "well": well, "volume": qty(magnitude(volume, UL), UL),
-                "cycles": cycles}
+        return {
+            "channel": channel,
+            "well": well,
+            "volume": qty(magnitude(volume, UL), UL),
+            "cycles": cycles,
+        }
 
     async def move_plate(self, plate: str, destination: str) -> Any:
         if plate != "plate_1":
@@ -128,13 +145,28 @@ class FakeLiquidHandler(LiquidHandler):
 
     def state(self) -> dict[str, Any]:
         return {
-            "labware": [{"name": "plate_1", "kind": "plate", "location": self.plate_location,
-                         "well_capacity": qty(360.0, UL),
-                         "wells": {k.split(":")[1]: v for k, v in self.wells.items()
-                                   if v and k.startswith("plate_1")}}],
+            "labware": [
+                {
+                    "name": "plate_1",
+                    "kind": "plate",
+                    "location": self.plate_location,
+                    "well_capacity": qty(360.0, UL),
+                    "wells": {
+                        k.split(":")[1]: v
+                        for k, v in self.wells.items()
+                        if v and k.startswith("plate_1")
+                    },
+                }
+            ],
             "tips_left": {"tips": self.tips_left},
-            "channels": [{"channel": ch, "tip": None if v is None else "tips",
-                          "tip_volume": qty(v or 0.0, UL)} for ch, v in self.tip.items()],
+            "channels": [
+                {
+                    "channel": ch,
+                    "tip": None if v is None else "tips",
+                    "tip_volume": qty(v or 0.0, UL),
+                }
+                for ch, v in self.tip.items()
+            ],
             "volume_unit": UL,
             "labels": {"stock:A1": "stock"},
             "free_sites": [] if self.plate_location == "site_1" else ["site_1"],
@@ -163,12 +195,14 @@ class FakePlateReader(PlateReader):
     async def _read_absorbance(self, plate: str, wells: list[str], nm: float) -> dict[str, float]:
         return {w: self._od(w) for w in wells}
 
-    async def _read_absorbance_spectrum(self, plate: str, wells: list[str],
-                                        nm: list[float]) -> dict[str, list[float]]:
+    async def _read_absorbance_spectrum(
+        self, plate: str, wells: list[str], nm: list[float]
+    ) -> dict[str, list[float]]:
         return {w: [self._od(w) * np.exp(-(((x - 500) / 50) ** 2)) for x in nm] for w in wells}
 
-    async def _read_fluorescence(self, plate: str, wells: list[str], excitation_nm: float,
-                                 emission_nm: float) -> dict[str, float]:
+    async def _read_fluorescence(
+        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+    ) -> dict[str, float]:
         return {w: 1000 * self._od(w) for w in wells}
 
     async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:

@@ -18,10 +18,20 @@ from simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from simulators.world import World
 
 UL = "microliter"
-TARTRAZINE = {"well": "reservoir:A1", "species": "tartrazine", "concentration_uM": 500,
-              "volume_ul": 15000, "label": "tartrazine 500 µM"}
-BUFFER = {"well": "reservoir:A2", "species": "buffer_ph7", "concentration_uM": 10000,
-          "volume_ul": 15000, "label": "phosphate buffer pH 7"}
+TARTRAZINE = {
+    "well": "reservoir:A1",
+    "species": "tartrazine",
+    "concentration_uM": 500,
+    "volume_ul": 15000,
+    "label": "tartrazine 500 µM",
+}
+BUFFER = {
+    "well": "reservoir:A2",
+    "species": "buffer_ph7",
+    "concentration_uM": 10000,
+    "volume_ul": 15000,
+    "label": "phosphate buffer pH 7",
+}
 
 
 def ul(value: float, unit: str = UL) -> dict[str, Any]:
@@ -64,9 +74,13 @@ class Rig:
         return json.dumps(state, sort_keys=True, default=str)
 
 
-def rig(seed: int = 0, stocks: Sequence[Mapping[str, Any]] = (TARTRAZINE, BUFFER), *,
-        backend: Callable[[World], LiquidHandlerBackend] = PhysicsLiquidHandlerBackend,
-        **kwargs: Any) -> Rig:
+def rig(
+    seed: int = 0,
+    stocks: Sequence[Mapping[str, Any]] = (TARTRAZINE, BUFFER),
+    *,
+    backend: Callable[[World], LiquidHandlerBackend] = PhysicsLiquidHandlerBackend,
+    **kwargs: Any,
+) -> Rig:
     """A set-up lab with one liquid handler ``lh`` on ``backend(world)``."""
     world = World(seed, stocks=stocks)
     plr_backend = backend(world)
@@ -95,6 +109,12 @@ def _pending(handler: PLRLiquidHandler) -> list[Any]:
             out.append((resource.name, repr(tracker._tip), repr(tracker._pending_tip)))
     for channel, tracker in handler.plr.head.items():
         tip = tracker._tip
-        out.append((channel, repr(tip), repr(tracker._pending_tip),
-                    (tip.tracker.volume, tip.tracker.pending_volume) if tip else None))
+        out.append(
+            (
+                channel,
+                repr(tip),
+                repr(tracker._pending_tip),
+                (tip.tracker.volume, tip.tracker.pending_volume) if tip else None,
+            )
+        )
     return out

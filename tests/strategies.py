@@ -16,8 +16,9 @@ scalars = (
 
 json_values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -37,8 +38,9 @@ def conforming(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "number":
         return st.floats(min_value=-1e4, max_value=1e6) | st.sampled_from([0.0, 1.0, 50.0, 600])
     if kind == "string":
-        return st.text(max_size=10) | st.sampled_from(["A1", "plate_1", "tips", "stock:A1",
-                                                        "plate_1:A1", "reader", "site_1"])
+        return st.text(max_size=10) | st.sampled_from(
+            ["A1", "plate_1", "tips", "stock:A1", "plate_1:A1", "reader", "site_1"]
+        )
     if kind == "boolean":
         return st.booleans()
     return json_values
@@ -53,8 +55,11 @@ def mutated(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
     path: list[Any] = []
     node: Any = value
     while isinstance(node, dict | list) and node and draw(st.booleans()):
-        key = draw(st.sampled_from(sorted(node)) if isinstance(node, dict)
-                   else st.integers(0, len(node) - 1))
+        key = draw(
+            st.sampled_from(sorted(node))
+            if isinstance(node, dict)
+            else st.integers(0, len(node) - 1)
+        )
         path.append(key)
         node = node[key]
     parent: Any = value

@@ -40,42 +40,78 @@ def test_a_good_call_acts_and_returns_json_with_units(lab: Lab) -> None:
 @pytest.mark.parametrize(
     ("arguments", "code", "field"),
     [
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "Microliter"}},
-         "unit_error", "/volume/unit"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "uL"}},
-         "unit_error", "/volume/unit"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "nanometer"}},
-         "unit_error", "/volume/unit"),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "Microliter"}},
+            "unit_error",
+            "/volume/unit",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "uL"}},
+            "unit_error",
+            "/volume/unit",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "nanometer"}},
+            "unit_error",
+            "/volume/unit",
+        ),
         ({"channel": 0, "well": "stock:A1", "volume": 50}, "unit_error", "/volume"),
         ({"channel": 0, "well": "stock:A1", "volume": "50 uL"}, "unit_error", "/volume"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": "50", "unit": "microliter"}},
-         "invalid_arguments", "/volume/value"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 50}}, "invalid_arguments",
-         "/volume/unit"),
-        ({"channel": 0, "well": "stock:A1", "volume": {**UL, "x": 1}}, "invalid_arguments",
-         "/volume/x"),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": "50", "unit": "microliter"}},
+            "invalid_arguments",
+            "/volume/value",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 50}},
+            "invalid_arguments",
+            "/volume/unit",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {**UL, "x": 1}},
+            "invalid_arguments",
+            "/volume/x",
+        ),
         ({"channel": "0", "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
         ({"channel": 0.5, "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
         ({"channel": True, "well": "stock:A1", "volume": UL}, "invalid_arguments", "/channel"),
         ({"channel": 0, "well": "stock:A1"}, "invalid_arguments", "/volume"),
-        ({"channel": 0, "well": "stock:A1", "volume": UL, "speed": 3}, "invalid_arguments",
-         "/speed"),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": UL, "speed": 3},
+            "invalid_arguments",
+            "/speed",
+        ),
         ({"channel": 0, "wel": "stock:A1", "volume": UL}, "invalid_arguments", "/wel"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": NAN, "unit": "microliter"}},
-         "invalid_arguments", "/volume/value"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": INF, "unit": "microliter"}},
-         "invalid_arguments", "/volume/value"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 10**400, "unit": "microliter"}},
-         "invalid_arguments", "/volume/value"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
-         "out_of_range", "/volume"),
-        ({"channel": 0, "well": "stock:A1", "volume": {"value": -1, "unit": "microliter"}},
-         "out_of_range", "/volume"),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": NAN, "unit": "microliter"}},
+            "invalid_arguments",
+            "/volume/value",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": INF, "unit": "microliter"}},
+            "invalid_arguments",
+            "/volume/value",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 10**400, "unit": "microliter"}},
+            "invalid_arguments",
+            "/volume/value",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+            "out_of_range",
+            "/volume",
+        ),
+        (
+            {"channel": 0, "well": "stock:A1", "volume": {"value": -1, "unit": "microliter"}},
+            "out_of_range",
+            "/volume",
+        ),
         ({"channel": 7, "well": "stock:A1", "volume": UL}, "out_of_range", "/channel"),
         ({"channel": 0, "well": "nowhere:Z9", "volume": UL}, "unknown_resource", "/well"),
         ({"channel": 1, "well": "stock:A1", "volume": UL}, "precondition_failed", "/channel"),
         ([], "invalid_arguments", ""),
-        ("{\"channel\": 0}", "invalid_arguments", ""),
+        ('{"channel": 0}', "invalid_arguments", ""),
         (None, "invalid_arguments", ""),
     ],
 )
@@ -91,22 +127,34 @@ def test_bad_arguments_get_a_structured_error_and_change_nothing(
 
 def test_out_of_range_hints_the_range_in_the_callers_unit(lab: Lab) -> None:
     ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
-    error = err(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1",
-                                         "volume": {"value": 5, "unit": "milliliter"}}),
-                "out_of_range", "/volume")
+    error = err(
+        lab.call(
+            "lh_aspirate",
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+        ),
+        "out_of_range",
+        "/volume",
+    )
     assert error["hint"] == "allowed: 0.001–0.2 milliliter"
 
 
 def test_unit_enum_errors_suggest_the_right_spelling(lab: Lab) -> None:
-    error = err(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1",
-                                         "volume": {"value": 5, "unit": "Microliter"}}),
-                "unit_error")
+    error = err(
+        lab.call(
+            "lh_aspirate",
+            {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "Microliter"}},
+        ),
+        "unit_error",
+    )
     assert "did you mean 'microliter'" in error["hint"]
 
 
 def test_misspelled_argument_suggests_the_real_one(lab: Lab) -> None:
-    error = err(lab.call("lh_aspirate", {"channel": 0, "wel": "stock:A1", "volume": UL}),
-                "invalid_arguments", "/wel")
+    error = err(
+        lab.call("lh_aspirate", {"channel": 0, "wel": "stock:A1", "volume": UL}),
+        "invalid_arguments",
+        "/wel",
+    )
     assert "did you mean 'well'" in error["hint"]
 
 
@@ -119,8 +167,11 @@ def test_unknown_tool_suggests_close_names(lab: Lab) -> None:
 def test_an_interlock_from_the_instrument_changes_nothing(lab: Lab) -> None:
     ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
     before = lab.state()
-    err(lab.call("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": UL}), "interlock",
-        "/volume")
+    err(
+        lab.call("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": UL}),
+        "interlock",
+        "/volume",
+    )
     assert lab.state() == before
 
 
@@ -128,8 +179,10 @@ def test_python_proxy_accepts_strings_and_quantities_and_raises_typed_errors(lab
     from labtools.units import Quantity
 
     lab.lh.pick_up_tips("tips", [0])
-    assert lab.lh.aspirate(0, "stock:A1", "0.05 mL")["volume"] == {"value": 50.0,
-                                                                    "unit": "microliter"}
+    assert lab.lh.aspirate(0, "stock:A1", "0.05 mL")["volume"] == {
+        "value": 50.0,
+        "unit": "microliter",
+    }
     assert lab.journal.events()[-1]["arguments"]["volume"] == {"value": 0.05, "unit": "milliliter"}
     lab.lh.dispense(channel=0, well="plate_1:A1", volume=Quantity(20, "microliter"))
     with pytest.raises(UnitError):
@@ -149,8 +202,11 @@ def test_python_path_and_json_path_give_the_same_journal_arguments(lab: Lab) -> 
     lab.lh.move_plate("plate_1", "reader")
     lab.reader.read_absorbance("plate_1", "0.6 um", ["A1"])
     event = lab.journal.events()[-1]
-    assert event["arguments"] == {"plate": "plate_1", "wavelength": {"value": 0.6,
-                                  "unit": "micrometer"}, "wells": ["A1"]}
+    assert event["arguments"] == {
+        "plate": "plate_1",
+        "wavelength": {"value": 0.6, "unit": "micrometer"},
+        "wells": ["A1"],
+    }
 
 
 def test_acall_and_call_inside_a_running_loop(lab: Lab) -> None:
@@ -196,17 +252,25 @@ def test_deeply_nested_arguments_are_rejected_not_raised(lab: Lab) -> None:
     deep: list = []
     for _ in range(20_000):
         deep = [deep]
-    err(lab.call("lh_aspirate", {"channel": 0, "well": deep, "volume": UL}), "invalid_arguments",
-        "/well")
+    err(
+        lab.call("lh_aspirate", {"channel": 0, "well": deep, "volume": UL}),
+        "invalid_arguments",
+        "/well",
+    )
     err(lab.call("lh_aspirate", deep), "invalid_arguments")
 
 
 def test_huge_arrays_are_refused_cleanly(lab: Lab) -> None:
     lab.lh.move_plate("plate_1", "reader")
     wells = ["A1"] * 100_000 + ["Z99"]
-    err(lab.call("reader_read_absorbance", {"plate": "plate_1", "wells": wells,
-                                             "wavelength": {"value": 600, "unit": "nanometer"}}),
-        "unknown_resource", "/wells/100000")
+    err(
+        lab.call(
+            "reader_read_absorbance",
+            {"plate": "plate_1", "wells": wells, "wavelength": {"value": 600, "unit": "nanometer"}},
+        ),
+        "unknown_resource",
+        "/wells/100000",
+    )
 
 
 def test_instrument_names_may_not_shadow_lab_attributes() -> None:

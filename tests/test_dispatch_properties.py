@@ -20,9 +20,11 @@ from labtools.errors import ERROR_CODES, ToolError
 
 SCHEMA_CODES = {"invalid_arguments", "unit_error"}
 ARGUMENT_CODES = SCHEMA_CODES | {"out_of_range"}
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,13 +51,28 @@ def check_call(lab, name: str, arguments: object) -> None:
     assert arguments == sent or arguments != arguments, "the call must not modify its arguments"
 
 
-@pytest.mark.parametrize("tool", [
-    "lh_pick_up_tips", "lh_drop_tips", "lh_aspirate", "lh_dispense", "lh_transfer", "lh_mix",
-    "lh_move_plate", "lh_get_deck", "reader_read_absorbance", "reader_read_absorbance_spectrum",
-    "reader_read_fluorescence", "reader_read_luminescence", "spec_set_integration_time",
-    "spec_acquire_dark", "spec_acquire_reference", "spec_acquire_spectrum",
-    "spec_measure_absorbance",
-])
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "lh_pick_up_tips",
+        "lh_drop_tips",
+        "lh_aspirate",
+        "lh_dispense",
+        "lh_transfer",
+        "lh_mix",
+        "lh_move_plate",
+        "lh_get_deck",
+        "reader_read_absorbance",
+        "reader_read_absorbance_spectrum",
+        "reader_read_fluorescence",
+        "reader_read_luminescence",
+        "spec_set_integration_time",
+        "spec_acquire_dark",
+        "spec_acquire_reference",
+        "spec_acquire_spectrum",
+        "spec_measure_absorbance",
+    ],
+)
 class TestEveryTool:
     @SETTINGS
     @given(data=st.data())
@@ -74,8 +91,9 @@ class TestEveryTool:
     def test_schema_check_agrees_with_jsonschema(self, module_lab, tool: str, data) -> None:
         spec = module_lab.tool_spec(tool)
         validator = jsonschema.Draft202012Validator(spec.input_schema)
-        arguments = data.draw(st.one_of(json_values, mutated(spec.input_schema),
-                                        conforming(spec.input_schema)))
+        arguments = data.draw(
+            st.one_of(json_values, mutated(spec.input_schema), conforming(spec.input_schema))
+        )
         expected = validator.is_valid(arguments)
         assert spec.accepts(arguments) == expected
         if not expected:

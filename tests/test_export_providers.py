@@ -11,8 +11,15 @@ import pytest
 from labtools.export import FORMATS
 from labtools.schema import NAME_PATTERN, SchemaProfileError, portable
 
-ALLOWED_KEYWORDS = {"type", "properties", "required", "additionalProperties", "items", "enum",
-                    "description"}
+ALLOWED_KEYWORDS = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "description",
+}
 
 
 def walk(schema: dict, path: str = "#"):
@@ -108,11 +115,15 @@ def test_gemini_accepts_every_schema_with_unsupported_fields_an_error(tools) -> 
 
     for tool in tools:
         json_schema = types.JSONSchema(**tool["input_schema"])
-        schema = types.Schema.from_json_schema(json_schema=json_schema, api_option="GEMINI_API",
-                                               raise_error_on_unsupported_field=True)
+        schema = types.Schema.from_json_schema(
+            json_schema=json_schema, api_option="GEMINI_API", raise_error_on_unsupported_field=True
+        )
         assert set(schema.required or []) == set(tool["input_schema"]["properties"])
-        types.FunctionDeclaration(name=tool["name"], description=tool["description"],
-                                  parameters_json_schema=tool["input_schema"])
+        types.FunctionDeclaration(
+            name=tool["name"],
+            description=tool["description"],
+            parameters_json_schema=tool["input_schema"],
+        )
 
 
 def test_mcp_entries_map_hints_to_annotations() -> None:
@@ -141,14 +152,28 @@ def test_every_format_renders_every_tool(fmt: str) -> None:
 
 def test_the_profile_refuses_what_it_cannot_express() -> None:
     with pytest.raises(SchemaProfileError):
-        portable({"type": "object", "properties": {"x": {"anyOf": [{"type": "string"},
-                                                                   {"type": "null"}]}}})
+        portable(
+            {
+                "type": "object",
+                "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            }
+        )
     with pytest.raises(SchemaProfileError):
         portable({"type": "object", "properties": {"Bad-Name": {"type": "string"}}})
     with pytest.raises(SchemaProfileError):
         portable({"type": "object", "additionalProperties": {"type": "number"}})
-    moved = portable({"type": "object", "title": "T", "properties": {
-        "n": {"type": "integer", "minimum": 1, "maximum": 9, "default": 3, "title": "N"}}})
-    assert moved == {"type": "object", "properties": {"n": {
-        "type": "integer", "description": "(minimum 1; maximum 9)"}}, "required": ["n"],
-        "additionalProperties": False}
+    moved = portable(
+        {
+            "type": "object",
+            "title": "T",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "maximum": 9, "default": 3, "title": "N"}
+            },
+        }
+    )
+    assert moved == {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "description": "(minimum 1; maximum 9)"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }

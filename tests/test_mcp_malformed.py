@@ -18,8 +18,13 @@ class RawStdio:
     """Newline-delimited JSON-RPC over a `labtools serve` subprocess's stdin/stdout."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(serve_command(), env=server_env(), stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            serve_command(),
+            env=server_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def send(self, line: bytes) -> None:
         assert self.process.stdin is not None
@@ -51,13 +56,27 @@ class RawStdio:
 def test_garbage_and_invalid_json_rpc_leave_the_server_answering() -> None:
     raw = RawStdio()
     try:
-        init = raw.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                             "clientInfo": {"name": "fuzz", "version": "0"}})
+        init = raw.request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "fuzz", "version": "0"},
+            },
+        )
         assert "result" in init
         raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
-        for garbage in (b"not json at all", b"{", b"[]", b"null", b'{"jsonrpc": "1.0"}',
-                        b'{"jsonrpc": "2.0", "id": 2}', b"\xff\xfe\x00",
-                        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such"}).encode()):
+        for garbage in (
+            b"not json at all",
+            b"{",
+            b"[]",
+            b"null",
+            b'{"jsonrpc": "1.0"}',
+            b'{"jsonrpc": "2.0", "id": 2}',
+            b"\xff\xfe\x00",
+            json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such"}).encode(),
+        ):
             raw.send(garbage)
         wrong = raw.request(4, "tools/call", {"name": "lh_get_deck", "arguments": [1, 2]})
         assert "error" in wrong
@@ -81,8 +100,10 @@ def test_megabyte_arguments_are_refused_as_tool_errors() -> None:
                 huge = {"channel": 0, "well": "x" * 1_000_000, "volume": UL}
                 result = await client.call_tool("lh_aspirate", huge)
                 assert result.is_error
-                assert result.structured_content["error"]["code"] in {"unknown_resource",
-                                                                      "precondition_failed"}
+                assert result.structured_content["error"]["code"] in {
+                    "unknown_resource",
+                    "precondition_failed",
+                }
                 many = {"tip_rack": "tips", "channels": list(range(200_000))}
                 result = await client.call_tool("lh_pick_up_tips", many)
                 assert result.is_error
@@ -116,21 +137,25 @@ def test_twelve_hundred_rapid_calls_from_two_clients_at_once() -> None:
                         await one_pair(client, channel)
 
             async def read(client: Client) -> None:
-                result = await client.call_tool("reader_read_luminescence",
-                                                {"plate": "plate_1", "wells": ["A1"]})
+                result = await client.call_tool(
+                    "reader_read_luminescence", {"plate": "plate_1", "wells": ["A1"]}
+                )
                 outcomes.append(result.is_error)  # the plate is not in the reader: refused
 
             async def one_pair(client: Client, channel: int) -> None:
-                bad = await client.call_tool("lh_aspirate", {"channel": channel,
-                                                             "well": "stock:A1", "volume": 10})
+                bad = await client.call_tool(
+                    "lh_aspirate", {"channel": channel, "well": "stock:A1", "volume": 10}
+                )
                 outcomes.append(bad.is_error)
-                good = await client.call_tool("lh_aspirate", {"channel": channel,
-                                                              "well": "stock:A1", "volume": UL})
+                good = await client.call_tool(
+                    "lh_aspirate", {"channel": channel, "well": "stock:A1", "volume": UL}
+                )
                 outcomes.append(not good.is_error)
                 if good.is_error:
                     failures.append(good.content[0].text)
-                back = await client.call_tool("lh_dispense", {"channel": channel,
-                                                              "well": "stock:A1", "volume": UL})
+                back = await client.call_tool(
+                    "lh_dispense", {"channel": channel, "well": "stock:A1", "volume": UL}
+                )
                 outcomes.append(not back.is_error)
                 deck = await client.call_tool("lh_get_deck", {})
                 outcomes.append(not deck.is_error)

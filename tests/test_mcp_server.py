@@ -17,16 +17,28 @@ from labtools.server import build_server
 
 UL = {"value": 50, "unit": "microliter"}
 BAD_CALLS = {
-    "bad unit": ("lh_aspirate", {"channel": 0, "well": "stock:A1",
-                                 "volume": {"value": 50, "unit": "gallon"}}, "unit_error"),
+    "bad unit": (
+        "lh_aspirate",
+        {"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "gallon"}},
+        "unit_error",
+    ),
     "bare number": ("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": 50}, "unit_error"),
-    "out of range": ("lh_aspirate", {"channel": 0, "well": "stock:A1",
-                                     "volume": {"value": 5, "unit": "milliliter"}}, "out_of_range"),
-    "unknown argument": ("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL,
-                                         "volume_ml": 5}, "invalid_arguments"),
+    "out of range": (
+        "lh_aspirate",
+        {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+        "out_of_range",
+    ),
+    "unknown argument": (
+        "lh_aspirate",
+        {"channel": 0, "well": "stock:A1", "volume": UL, "volume_ml": 5},
+        "invalid_arguments",
+    ),
     "unknown tool": ("lh_teleport", {}, "unknown_tool"),
-    "wrong type": ("lh_aspirate", {"channel": "zero", "well": "stock:A1", "volume": UL},
-                   "invalid_arguments"),
+    "wrong type": (
+        "lh_aspirate",
+        {"channel": "zero", "well": "stock:A1", "volume": UL},
+        "invalid_arguments",
+    ),
 }
 
 
@@ -95,8 +107,9 @@ def test_read_only_server_lists_and_runs_only_read_tools() -> None:
             async with Client(build_server(lab, read_only=True)) as client:
                 tools = (await client.list_tools()).tools
                 assert tools and all(t.annotations.read_only_hint for t in tools)
-                refused = await client.call_tool("lh_pick_up_tips",
-                                                 {"tip_rack": "tips", "channels": [0]})
+                refused = await client.call_tool(
+                    "lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}
+                )
                 assert refused.is_error
                 assert "read-only" in refused.structured_content["error"]["hint"]
             assert lab.instruments["lh"].tips_left == 96
@@ -115,10 +128,12 @@ def test_progress_notifications_and_data_resources() -> None:
                 async def on_progress(done: float, total: float | None, message: str | None):
                     reports.append((done, total, message))
 
-                await client.call_tool("spec_set_integration_time",
-                                       {"time": {"value": 10, "unit": "millisecond"}})
-                result = await client.call_tool("spec_acquire_spectrum", {"scans": 4},
-                                                progress_callback=on_progress)
+                await client.call_tool(
+                    "spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}}
+                )
+                result = await client.call_tool(
+                    "spec_acquire_spectrum", {"scans": 4}, progress_callback=on_progress
+                )
                 assert reports[0][:2] == (0, 4) and reports[-1][:2] == (4, 4)
                 handle = result.structured_content["data"]
                 full = await client.read_resource(f"labtools://data/{handle}")
@@ -147,22 +162,27 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30.0) 
 
 def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
     port = free_port()
-    process = subprocess.Popen(serve_command("--transport", "http", "--port", str(port),
-                                             "--token", "s3cret"),
-                               env=server_env(), stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        serve_command("--transport", "http", "--port", str(port), "--token", "s3cret"),
+        env=server_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for_port(port, process)
         url = f"http://127.0.0.1:{port}/mcp"
 
         async def main() -> None:
             headers = {"Authorization": "Bearer s3cret"}
-            async with httpx2.AsyncClient(headers=headers) as http, Client(
-                streamable_http_client(url, http_client=http)
-            ) as client:
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
                 await exercise(client)
             async with httpx2.AsyncClient() as http:
-                response = await http.post(url, json={"jsonrpc": "2.0", "id": 1,
-                                                      "method": "tools/list"})
+                response = await http.post(
+                    url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                )
                 assert response.status_code == 401
 
         anyio.run(main)
@@ -172,8 +192,12 @@ def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
 
 
 def test_binding_off_loopback_needs_a_token() -> None:
-    done = subprocess.run(serve_command("--transport", "http", "--host", "0.0.0.0"),
-                          env={**server_env(), "LABTOOLS_TOKEN": ""}, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        serve_command("--transport", "http", "--host", "0.0.0.0"),
+        env={**server_env(), "LABTOOLS_TOKEN": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr

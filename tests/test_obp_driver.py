@@ -26,33 +26,41 @@ COEFFICIENTS = (177.8, 0.3867, -1.71e-5, -2.0e-10)
 def request(command: m.Command[Any], *args: Any, md5: bool = False) -> bytes:
     flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
     checksum = Checksum.MD5 if md5 else Checksum.NONE
-    return OBPMessage(command.message_type, command.pack(*args), flags,
-                      checksum=checksum).encode()
+    return OBPMessage(command.message_type, command.pack(*args), flags, checksum=checksum).encode()
 
 
-def reply(command: m.Command[Any], value: Any = None, *, error: int = 0,
-          md5: bool = False) -> bytes:
+def reply(
+    command: m.Command[Any], value: Any = None, *, error: int = 0, md5: bool = False
+) -> bytes:
     checksum = Checksum.MD5 if md5 else Checksum.NONE
     if error:
-        return OBPMessage(command.message_type, b"", Flag.RESPONSE | Flag.NACK, error,
-                          checksum=checksum).encode()
+        return OBPMessage(
+            command.message_type, b"", Flag.RESPONSE | Flag.NACK, error, checksum=checksum
+        ).encode()
     if command.reply is None:
-        return OBPMessage(command.message_type, b"", Flag.RESPONSE | Flag.ACK,
-                          checksum=checksum).encode()
-    return OBPMessage(command.message_type, command.reply.pack(value), Flag.RESPONSE,
-                      checksum=checksum).encode()
+        return OBPMessage(
+            command.message_type, b"", Flag.RESPONSE | Flag.ACK, checksum=checksum
+        ).encode()
+    return OBPMessage(
+        command.message_type, command.reply.pack(value), Flag.RESPONSE, checksum=checksum
+    ).encode()
 
 
-def exchange(command: m.Command[Any], *args: Any, answer: Any = None,
-             md5: bool = False) -> tuple[bytes, bytes]:
+def exchange(
+    command: m.Command[Any], *args: Any, answer: Any = None, md5: bool = False
+) -> tuple[bytes, bytes]:
     return request(command, *args, md5=md5), reply(command, answer, md5=md5)
 
 
 def identify(md5: bool = False) -> list[tuple[bytes, bytes]]:
-    pairs = [exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234", md5=md5),
-             exchange(m.GET_WAVELENGTH_COEFFICIENT_COUNT, answer=4, md5=md5)]
-    pairs += [exchange(m.GET_WAVELENGTH_COEFFICIENT, i, answer=c, md5=md5)
-              for i, c in enumerate(COEFFICIENTS)]
+    pairs = [
+        exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234", md5=md5),
+        exchange(m.GET_WAVELENGTH_COEFFICIENT_COUNT, answer=4, md5=md5),
+    ]
+    pairs += [
+        exchange(m.GET_WAVELENGTH_COEFFICIENT, i, answer=c, md5=md5)
+        for i, c in enumerate(COEFFICIENTS)
+    ]
     return pairs
 
 
@@ -90,8 +98,9 @@ def test_setup_reads_serial_and_calibration() -> None:
         nm = spec.wavelengths()
         assert nm.size == 2048
         assert nm[0] == pytest.approx(177.8, abs=1e-4)
-        assert nm[1000] == pytest.approx(np.polynomial.polynomial.polyval(1000, COEFFICIENTS),
-                                         abs=1e-3)
+        assert nm[1000] == pytest.approx(
+            np.polynomial.polynomial.polyval(1000, COEFFICIENTS), abs=1e-3
+        )
         assert spec.state()["serial_number"] == "FLMS01234"
 
 
@@ -112,8 +121,7 @@ def test_a_full_absorbance_measurement_on_the_wire() -> None:
     ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link)])
-        assert lab.call("spec_set_integration_time",
-                        {"time": {"value": 0.1, "unit": "second"}}).ok
+        assert lab.call("spec_set_integration_time", {"time": {"value": 0.1, "unit": "second"}}).ok
         assert lab.call("spec_acquire_dark", {"scans": 3}).data["max_counts"] == 1000
         assert lab.call("spec_acquire_reference", {"scans": 3}).data["max_counts"] == 41000
         result = lab.call("spec_measure_absorbance", {"scans": 5})
@@ -144,16 +152,20 @@ def test_out_of_range_integration_time_is_refused_before_any_io() -> None:
         run(spec.setup())
         with pytest.raises(OutOfRange, match="outside"):
             run(spec._set_integration_time(70.0))
-        result = Lab([spec]).call("spec_set_integration_time",
-                                  {"time": {"value": 0.5, "unit": "millisecond"}})
+        result = Lab([spec]).call(
+            "spec_set_integration_time", {"time": {"value": 0.5, "unit": "millisecond"}}
+        )
         assert result.error["code"] == "out_of_range"
 
 
 def test_driver_side_averaging_when_the_model_cannot_average() -> None:
-    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
-             exchange(m.SET_LAMP_ENABLE, 1),
-             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(100, 1516)),
-             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(200, 1516))]
+    pairs = [
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 10_000),
+        exchange(m.SET_LAMP_ENABLE, 1),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(100, 1516)),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(200, 1516)),
+    ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("st", link, "ST")
         lab = Lab([spec])
@@ -163,8 +175,10 @@ def test_driver_side_averaging_when_the_model_cannot_average() -> None:
 
 
 def test_nack_becomes_a_typed_error_with_the_obp_meaning() -> None:
-    pairs = [*identify(),
-             (request(m.SET_INTEGRATION_TIME, 50_000), reply(m.SET_INTEGRATION_TIME, error=6))]
+    pairs = [
+        *identify(),
+        (request(m.SET_INTEGRATION_TIME, 50_000), reply(m.SET_INTEGRATION_TIME, error=6)),
+    ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
@@ -177,11 +191,13 @@ def test_nack_becomes_a_typed_error_with_the_obp_meaning() -> None:
 
 def test_read_timeout_becomes_timeout_and_the_link_resynchronises() -> None:
     late = reply(m.SET_INTEGRATION_TIME)
-    pairs = [*identify(),
-             (request(m.SET_INTEGRATION_TIME, 50_000), TIMEOUT),
-             # the late ACK arrives unprompted; the driver must drop it, not take it as a reply
-             (None, late),
-             exchange(m.SET_INTEGRATION_TIME, 60_000)]
+    pairs = [
+        *identify(),
+        (request(m.SET_INTEGRATION_TIME, 50_000), TIMEOUT),
+        # the late ACK arrives unprompted; the driver must drop it, not take it as a reply
+        (None, late),
+        exchange(m.SET_INTEGRATION_TIME, 60_000),
+    ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
@@ -201,9 +217,13 @@ def test_reply_to_another_message_is_an_error() -> None:
 
 
 def test_wrong_pixel_count_is_an_error() -> None:
-    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
-             exchange(m.SET_LAMP_ENABLE, 0), exchange(m.SET_SCANS_TO_AVERAGE, 1),
-             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1, 1024))]
+    pairs = [
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 10_000),
+        exchange(m.SET_LAMP_ENABLE, 0),
+        exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1, 1024)),
+    ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link)])
         lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
@@ -244,10 +264,13 @@ def test_setup_from_a_uri_opens_and_stop_closes() -> None:
 
 
 def test_reply_codec_errors_are_instrument_errors() -> None:
-    bad = OBPMessage(m.GET_WAVELENGTH_COEFFICIENT_COUNT.message_type,
-                     struct.pack("<H", 4), Flag.RESPONSE).encode()
-    pairs = [exchange(m.GET_SERIAL_NUMBER, answer="X"),
-             (request(m.GET_WAVELENGTH_COEFFICIENT_COUNT), bad)]
+    bad = OBPMessage(
+        m.GET_WAVELENGTH_COEFFICIENT_COUNT.message_type, struct.pack("<H", 4), Flag.RESPONSE
+    ).encode()
+    pairs = [
+        exchange(m.GET_SERIAL_NUMBER, answer="X"),
+        (request(m.GET_WAVELENGTH_COEFFICIENT_COUNT), bad),
+    ]
     with expected_protocol(pairs) as link, pytest.raises(InstrumentError, match="malformed"):
         run(OBPSpectrometer("spec", link).setup())
 
@@ -273,8 +296,12 @@ def test_a_recorded_session_replays_against_the_driver() -> None:
 
 
 def test_reconnecting_sends_the_integration_time_again() -> None:
-    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 30_000),
-             *identify(), exchange(m.SET_INTEGRATION_TIME, 30_000)]
+    pairs = [
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 30_000),
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 30_000),
+    ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
@@ -284,11 +311,15 @@ def test_reconnecting_sends_the_integration_time_again() -> None:
 
 
 def test_dark_with_the_shutter() -> None:
-    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 10_000),
-             exchange(m.SET_SHUTTER, 0), exchange(m.SET_SCANS_TO_AVERAGE, 1),
-             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(900)),
-             exchange(m.SET_SHUTTER, 1),
-             exchange(m.GET_RAW_SPECTRUM, answer=spectrum(9000))]
+    pairs = [
+        *identify(),
+        exchange(m.SET_INTEGRATION_TIME, 10_000),
+        exchange(m.SET_SHUTTER, 0),
+        exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(900)),
+        exchange(m.SET_SHUTTER, 1),
+        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(9000)),
+    ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link, dark_with="shutter")])
         lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})

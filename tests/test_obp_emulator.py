@@ -19,12 +19,22 @@ def make(model: str = "FLAME-S", seed: int = 0) -> OBPEmulator:
     return OBPEmulator(world, model)
 
 
-def ask(emulator: OBPEmulator, command: m.Command[Any], *args: Any, ack: bool | None = None,
-        regarding: int = 0, checksum: Checksum = Checksum.NONE) -> OBPMessage | None:
+def ask(
+    emulator: OBPEmulator,
+    command: m.Command[Any],
+    *args: Any,
+    ack: bool | None = None,
+    regarding: int = 0,
+    checksum: Checksum = Checksum.NONE,
+) -> OBPMessage | None:
     ack = command.acknowledged if ack is None else ack
-    frame = OBPMessage(command.message_type, command.pack(*args),
-                       Flag.ACK_REQUESTED if ack else Flag.NONE, regarding=regarding,
-                       checksum=checksum).encode()
+    frame = OBPMessage(
+        command.message_type,
+        command.pack(*args),
+        Flag.ACK_REQUESTED if ack else Flag.NONE,
+        regarding=regarding,
+        checksum=checksum,
+    ).encode()
     out = emulator.feed(frame)
     return decode(out) if out else None
 
@@ -56,13 +66,16 @@ def test_replies_echo_regarding_and_checksum_type() -> None:
     assert reply.checksum == Checksum.MD5
 
 
-@pytest.mark.parametrize(("command", "args", "error"), [
-    (m.SET_INTEGRATION_TIME, (999,), 6),  # below the Flame-S's 1 ms
-    (m.SET_INTEGRATION_TIME, (65_000_001,), 6),
-    (m.SET_LAMP_ENABLE, (2,), 6),
-    (m.SET_SCANS_TO_AVERAGE, (0,), 6),
-    (m.GET_WAVELENGTH_COEFFICIENT, (4,), 12),
-])
+@pytest.mark.parametrize(
+    ("command", "args", "error"),
+    [
+        (m.SET_INTEGRATION_TIME, (999,), 6),  # below the Flame-S's 1 ms
+        (m.SET_INTEGRATION_TIME, (65_000_001,), 6),
+        (m.SET_LAMP_ENABLE, (2,), 6),
+        (m.SET_SCANS_TO_AVERAGE, (0,), 6),
+        (m.GET_WAVELENGTH_COEFFICIENT, (4,), 12),
+    ],
+)
 def test_invalid_values_are_nacked(command: m.Command[Any], args: tuple, error: int) -> None:
     reply = ask(make(), command, *args)
     assert reply.flags == Flag.RESPONSE | Flag.NACK
@@ -73,8 +86,9 @@ def test_unknown_message_and_wrong_length() -> None:
     emulator = make()
     unknown = decode(emulator.feed(OBPMessage(0x00420004).encode()))  # TEC temperature
     assert unknown.nack and unknown.error == 2 and unknown.message_type == 0x00420004
-    short = OBPMessage(m.SET_INTEGRATION_TIME.message_type, b"\x10\x27",
-                       Flag.ACK_REQUESTED).encode()
+    short = OBPMessage(
+        m.SET_INTEGRATION_TIME.message_type, b"\x10\x27", Flag.ACK_REQUESTED
+    ).encode()
     assert decode(emulator.feed(short)).error == 5
     extra = OBPMessage(m.GET_SERIAL_NUMBER.message_type, b"\x01").encode()
     assert decode(emulator.feed(extra)).error == 5
@@ -87,8 +101,7 @@ def test_models_without_device_averaging_refuse_it() -> None:
 
 def test_bad_checksum_and_bad_version_are_nacked() -> None:
     emulator = make()
-    frame = bytearray(OBPMessage(m.GET_SERIAL_NUMBER.message_type,
-                                 checksum=Checksum.MD5).encode())
+    frame = bytearray(OBPMessage(m.GET_SERIAL_NUMBER.message_type, checksum=Checksum.MD5).encode())
     frame[50] ^= 0xFF
     assert decode(emulator.feed(bytes(frame))).error == 3
     frame = bytearray(OBPMessage(m.GET_SERIAL_NUMBER.message_type).encode())
@@ -102,7 +115,7 @@ def test_garbage_is_skipped_and_frames_may_arrive_in_pieces() -> None:
     frame = OBPMessage(m.GET_SERIAL_NUMBER.message_type).encode()
     assert emulator.feed(b"\x00\xffnoise\xc1") == b""
     stream = frame + frame
-    out = b"".join(emulator.feed(stream[i:i + 7]) for i in range(0, len(stream), 7))
+    out = b"".join(emulator.feed(stream[i : i + 7]) for i in range(0, len(stream), 7))
     assert len(out) == 2 * 64
     assert decode(out[:64]).data == decode(out[64:]).data
 

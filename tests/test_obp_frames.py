@@ -28,12 +28,34 @@ RESERVED = "000000000000"
 FOOT = "c5c4c3c2"
 
 
-def golden(flags: str, error: str, message_type: str, immediate_length: str, immediate: str,
-           remaining: str, payload: str = "", checksum_type: str = "00") -> bytes:
+def golden(
+    flags: str,
+    error: str,
+    message_type: str,
+    immediate_length: str,
+    immediate: str,
+    remaining: str,
+    payload: str = "",
+    checksum_type: str = "00",
+) -> bytes:
     """Concatenate hand-written little-endian fields (hex) into a frame."""
     immediate = immediate.ljust(32, "0")
-    text = ("c1c0" "0011" + flags + error + message_type + "00000000" + RESERVED + checksum_type
-            + immediate_length + immediate + remaining + payload + Z16 + FOOT)
+    text = (
+        "c1c0"
+        "0011"
+        + flags
+        + error
+        + message_type
+        + "00000000"
+        + RESERVED
+        + checksum_type
+        + immediate_length
+        + immediate
+        + remaining
+        + payload
+        + Z16
+        + FOOT
+    )
     return bytes.fromhex(text)
 
 
@@ -41,17 +63,25 @@ def golden(flags: str, error: str, message_type: str, immediate_length: str, imm
 REQUESTS = [
     # command, args, frame
     (m.GET_SERIAL_NUMBER, (), golden("0000", "0000", "00010000", "00", "", "14000000")),
-    (m.GET_WAVELENGTH_COEFFICIENT_COUNT, (),
-     golden("0000", "0000", "00011800", "00", "", "14000000")),
-    (m.GET_WAVELENGTH_COEFFICIENT, (2,),
-     golden("0000", "0000", "01011800", "01", "02", "14000000")),
+    (
+        m.GET_WAVELENGTH_COEFFICIENT_COUNT,
+        (),
+        golden("0000", "0000", "00011800", "00", "", "14000000"),
+    ),
+    (
+        m.GET_WAVELENGTH_COEFFICIENT,
+        (2,),
+        golden("0000", "0000", "01011800", "01", "02", "14000000"),
+    ),
     # 100 ms = 100000 µs = 0x000186A0; setters ask for an ACK (flag 0x0004)
-    (m.SET_INTEGRATION_TIME, (100_000,),
-     golden("0400", "0000", "10001100", "04", "a0860100", "14000000")),
+    (
+        m.SET_INTEGRATION_TIME,
+        (100_000,),
+        golden("0400", "0000", "10001100", "04", "a0860100", "14000000"),
+    ),
     (m.GET_INTEGRATION_TIME, (), golden("0000", "0000", "00001100", "00", "", "14000000")),
     (m.GET_RAW_SPECTRUM, (), golden("0000", "0000", "00111000", "00", "", "14000000")),
-    (m.SET_SCANS_TO_AVERAGE, (10,),
-     golden("0400", "0000", "10001200", "02", "0a00", "14000000")),
+    (m.SET_SCANS_TO_AVERAGE, (10,), golden("0400", "0000", "10001200", "02", "0a00", "14000000")),
     (m.GET_SCANS_TO_AVERAGE, (), golden("0000", "0000", "00001200", "00", "", "14000000")),
     (m.SET_LAMP_ENABLE, (0,), golden("0400", "0000", "10041100", "01", "00", "14000000")),
     (m.SET_LAMP_ENABLE, (1,), golden("0400", "0000", "10041100", "01", "01", "14000000")),
@@ -59,8 +89,9 @@ REQUESTS = [
 ]
 
 
-@pytest.mark.parametrize(("command", "args", "frame"), REQUESTS,
-                         ids=[f"{c.name}{a}" for c, a, _ in REQUESTS])
+@pytest.mark.parametrize(
+    ("command", "args", "frame"), REQUESTS, ids=[f"{c.name}{a}" for c, a, _ in REQUESTS]
+)
 def test_request_frames(command: m.Command, args: tuple, frame: bytes) -> None:
     flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
     encoded = OBPMessage(command.message_type, command.pack(*args), flags).encode()
@@ -137,13 +168,16 @@ def test_md5_checksum_covers_header_and_payload() -> None:
     assert info.value.error == 3 and info.value.message_type == 0x00000100
 
 
-@pytest.mark.parametrize(("position", "value", "error", "text"), [
-    (0, 0x00, 1, "start bytes"),
-    (2, 0x20, 1, "protocol version"),
-    (-1, 0x00, 14, "footer"),
-    (22, 0x07, 8, "checksum type"),
-    (23, 0x11, 5, "immediate data length"),
-])
+@pytest.mark.parametrize(
+    ("position", "value", "error", "text"),
+    [
+        (0, 0x00, 1, "start bytes"),
+        (2, 0x20, 1, "protocol version"),
+        (-1, 0x00, 14, "footer"),
+        (22, 0x07, 8, "checksum type"),
+        (23, 0x11, 5, "immediate data length"),
+    ],
+)
 def test_malformed_frames(position: int, value: int, error: int, text: str) -> None:
     frame = bytearray(OBPMessage(0x00000100).encode())
     frame[position] = value

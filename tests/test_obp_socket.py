@@ -102,8 +102,9 @@ def test_realtime_mode_waits_the_exposure(world: World) -> None:
 
 def test_two_clients_share_one_device(server: OBPSocketServer) -> None:
     labs = [Lab([OBPSpectrometer("spec", server.url)]) for _ in range(2)]
-    accepted = [lab.call("spec_set_integration_time",
-                        {"time": {"value": 5, "unit": MS}}).ok for lab in labs]
+    accepted = [
+        lab.call("spec_set_integration_time", {"time": {"value": 5, "unit": MS}}).ok for lab in labs
+    ]
     assert accepted == [True, True]
     for lab in labs:
         lab.close()

@@ -21,8 +21,7 @@ def _delivered(setup: Rig, channel: int, volume: float, wells: list[str]) -> lis
     out = []
     for well in wells:
         setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [channel]})
-        setup.ok("lh_aspirate", {"channel": channel, "well": "reservoir:A1",
-                                 "volume": ul(volume)})
+        setup.ok("lh_aspirate", {"channel": channel, "well": "reservoir:A1", "volume": ul(volume)})
         setup.ok("lh_dispense", {"channel": channel, "well": well, "volume": ul(volume)})
         setup.ok("lh_drop_tips", {"channels": [channel]})
         out.append(setup.world.contents(well).volume_ul)
@@ -82,10 +81,19 @@ def test_volume_and_composition_are_conserved() -> None:
     start = _totals(setup)
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]})
     for i, well in enumerate(["plate_1:A1", "plate_1:A2", "plate_1:A3"]):
-        setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": well,
-                                 "volume": ul(40 + 30 * i)})
-        setup.ok("lh_transfer", {"channel": 1, "source": "reservoir:A2", "destination": well,
-                                 "volume": ul(100)})
+        setup.ok(
+            "lh_transfer",
+            {
+                "channel": 0,
+                "source": "reservoir:A1",
+                "destination": well,
+                "volume": ul(40 + 30 * i),
+            },
+        )
+        setup.ok(
+            "lh_transfer",
+            {"channel": 1, "source": "reservoir:A2", "destination": well, "volume": ul(100)},
+        )
         setup.ok("lh_mix", {"channel": 1, "well": well, "volume": ul(50), "cycles": 3})
     setup.ok("lh_aspirate", {"channel": 0, "well": "plate_1:A3", "volume": ul(60)})
     setup.ok("lh_dispense", {"channel": 0, "well": "plate_2:A1", "volume": ul(30)})
@@ -101,7 +109,8 @@ def test_volume_and_composition_are_conserved() -> None:
     a1 = setup.world.contents("plate_1:A1")
     stock = setup.world.contents("reservoir:A2")
     assert a1.amounts["buffer_ph7"] / 1e2 == pytest.approx(
-        stock.concentration("buffer_ph7") * 1e3, rel=0.05)
+        stock.concentration("buffer_ph7") * 1e3, rel=0.05
+    )
 
 
 def test_carry_over_shows_on_tip_reuse_and_not_with_fresh_tips() -> None:
@@ -110,11 +119,15 @@ def test_carry_over_shows_on_tip_reuse_and_not_with_fresh_tips() -> None:
     dye_conc_nmol_per_ul = setup.world.contents("reservoir:A1").concentration("tartrazine") * 1e3
 
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1",
-                             "volume": ul(200)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(200)},
+    )
     drawn = setup.backend._loads[0].last_drawn_ul
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:B1",
-                             "volume": ul(200)})  # same tip: carries the dye film over
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:B1", "volume": ul(200)},
+    )  # same tip: carries the dye film over
     carried = setup.world.contents("plate_1:B1").amounts.get("tartrazine", 0.0)
     expected = film * drawn * dye_conc_nmol_per_ul
     assert carried == pytest.approx(expected, rel=0.02)  # less the dye re-held in the new film
@@ -122,8 +135,10 @@ def test_carry_over_shows_on_tip_reuse_and_not_with_fresh_tips() -> None:
 
     setup.ok("lh_drop_tips", {"channels": [0]})
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:C1",
-                             "volume": ul(200)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:C1", "volume": ul(200)},
+    )
     assert "tartrazine" not in setup.world.contents("plate_1:C1").amounts
 
 
@@ -131,8 +146,10 @@ def test_aspirating_more_than_is_really_there_draws_air() -> None:
     """The handler believes 100 µL; the world holds 30 µL: the tip draws 30 µL and air."""
     setup = rig(seed=2)
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1",
-                             "volume": ul(30)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(30)},
+    )
     setup.well("plate_1:A1").tracker.set_volume(100.0)  # a wrong belief (e.g. a manual refill)
     setup.ok("lh_aspirate", {"channel": 0, "well": "plate_1:A1", "volume": ul(80)})
     assert setup.world.contents("plate_1:A1").volume_ul == 0.0
@@ -147,10 +164,19 @@ def _run(seed: int) -> tuple[str, str, dict]:
     results = []
     calls = [
         ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 3]}),
-        ("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1",
-                         "volume": ul(75)}),
-        ("lh_transfer", {"channel": 3, "source": "reservoir:A2", "destination": "plate_1:A1",
-                         "volume": ul(125)}),
+        (
+            "lh_transfer",
+            {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(75)},
+        ),
+        (
+            "lh_transfer",
+            {
+                "channel": 3,
+                "source": "reservoir:A2",
+                "destination": "plate_1:A1",
+                "volume": ul(125),
+            },
+        ),
         ("lh_mix", {"channel": 3, "well": "plate_1:A1", "volume": ul(100), "cycles": 4}),
         ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}),
         ("lh_aspirate", {"channel": 0, "well": "plate_1:A1", "volume": ul(50)}),
@@ -161,8 +187,11 @@ def _run(seed: int) -> tuple[str, str, dict]:
     for tool, args in calls:
         results.append(setup.call(tool, args).to_dict())
     world = {k: setup.world.contents(k).state() for k in sorted(setup.world.containers())}
-    return (json.dumps(results, sort_keys=True), json.dumps(world, sort_keys=True),
-            setup.world.hidden_truth())
+    return (
+        json.dumps(results, sort_keys=True),
+        json.dumps(world, sort_keys=True),
+        setup.world.hidden_truth(),
+    )
 
 
 def test_same_seed_and_calls_give_identical_worlds_and_results() -> None:
@@ -177,12 +206,18 @@ def test_time_passes_on_the_virtual_clock() -> None:
     clock, timing = setup.world.clock, Timing()
     steps = [
         (("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]}), timing.pick_up_s),
-        (("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(150)}),
-         timing.travel_s + 150 / timing.flow_rate_ul_s + timing.settle_s),
-        (("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(150)}),
-         timing.travel_s + 1.5 + timing.settle_s),
-        (("lh_mix", {"channel": 0, "well": "plate_1:A1", "volume": ul(50), "cycles": 2}),
-         4 * (timing.travel_s + 0.5 + timing.settle_s)),
+        (
+            ("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(150)}),
+            timing.travel_s + 150 / timing.flow_rate_ul_s + timing.settle_s,
+        ),
+        (
+            ("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(150)}),
+            timing.travel_s + 1.5 + timing.settle_s,
+        ),
+        (
+            ("lh_mix", {"channel": 0, "well": "plate_1:A1", "volume": ul(50), "cycles": 2}),
+            4 * (timing.travel_s + 0.5 + timing.settle_s),
+        ),
         (("lh_drop_tips", {"channels": [0, 1]}), timing.drop_s),
         (("lh_get_deck", {}), 0.0),
     ]
@@ -194,12 +229,15 @@ def test_time_passes_on_the_virtual_clock() -> None:
 
 def test_noise_comes_from_the_lh_stream_only() -> None:
     setup = rig(seed=6)
-    others = {name: setup.world.stream(name).bit_generator.state
-              for name in ("reader", "spectrometer")}
+    others = {
+        name: setup.world.stream(name).bit_generator.state for name in ("reader", "spectrometer")
+    }
     lh_before = setup.world.stream("lh").bit_generator.state
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1",
-                             "volume": ul(20)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(20)},
+    )
     assert setup.world.stream("lh").bit_generator.state != lh_before
     for name, state in others.items():
         assert setup.world.stream(name).bit_generator.state == state

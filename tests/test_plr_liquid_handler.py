@@ -19,25 +19,39 @@ def setup() -> Rig:
 
 def test_tips_come_in_rack_order_and_are_counted(setup: Rig) -> None:
     data = setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [2, 0]})
-    assert data == {"tips": [{"channel": 0, "tip": "tips_300ul:A1", "tip_type": "tip_300ul"},
-                             {"channel": 2, "tip": "tips_300ul:B1", "tip_type": "tip_300ul"}],
-                    "tips_left": 94}
+    assert data == {
+        "tips": [
+            {"channel": 0, "tip": "tips_300ul:A1", "tip_type": "tip_300ul"},
+            {"channel": 2, "tip": "tips_300ul:B1", "tip_type": "tip_300ul"},
+        ],
+        "tips_left": 94,
+    }
     data = setup.ok("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [1]})
     assert data["tips"] == [{"channel": 1, "tip": "tips_1000ul:A1", "tip_type": "tip_1000ul"}]
     deck = setup.ok("lh_get_deck", {})
     assert deck["tips_left"] == {"tips_300ul": 94, "tips_1000ul": 95}
-    assert [c["tip"] for c in deck["channels"][:3]] == ["tips_300ul:A1", "tips_1000ul:A1",
-                                                        "tips_300ul:B1"]
+    assert [c["tip"] for c in deck["channels"][:3]] == [
+        "tips_300ul:A1",
+        "tips_1000ul:A1",
+        "tips_300ul:B1",
+    ]
     assert setup.ok("lh_drop_tips", {"channels": [0, 2]}) == {"channels": [0, 2]}
-    assert setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})["tips"][0][
-        "tip"] == "tips_300ul:C1"  # used tips go to the trash, not back to the rack
+    assert (
+        setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})["tips"][0]["tip"]
+        == "tips_300ul:C1"
+    )  # used tips go to the trash, not back to the rack
 
 
 def test_volumes_are_the_handlers_belief_not_the_worlds_truth(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     moved = setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(120)})
-    assert moved == {"channel": 0, "well": "reservoir:A1", "volume": ul(120.0),
-                     "tip_volume": ul(120.0), "well_volume": ul(14880.0)}
+    assert moved == {
+        "channel": 0,
+        "well": "reservoir:A1",
+        "volume": ul(120.0),
+        "tip_volume": ul(120.0),
+        "well_volume": ul(14880.0),
+    }
     moved = setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:a1", "volume": ul(120)})
     assert moved["well"] == "plate_1:A1" and moved["well_volume"] == ul(120.0)
     assert moved["tip_volume"] == ul(0.0)
@@ -50,35 +64,61 @@ def test_volumes_are_the_handlers_belief_not_the_worlds_truth(setup: Rig) -> Non
 
 def test_transfer_mix_and_single_container_names(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [0]})
-    done = setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A2",
-                                    "destination": "cuvette", "volume": ul(1, "milliliter")})
-    assert done == {"channel": 0, "source": "reservoir:A2", "destination": "cuvette",
-                    "volume": ul(1000.0), "source_volume": ul(14000.0),
-                    "destination_volume": ul(1000.0)}
-    assert setup.ok("lh_mix", {"channel": 0, "well": "cuvette", "volume": ul(500),
-                               "cycles": 3}) == {"channel": 0, "well": "cuvette",
-                                                 "volume": ul(500.0), "cycles": 3}
+    done = setup.ok(
+        "lh_transfer",
+        {
+            "channel": 0,
+            "source": "reservoir:A2",
+            "destination": "cuvette",
+            "volume": ul(1, "milliliter"),
+        },
+    )
+    assert done == {
+        "channel": 0,
+        "source": "reservoir:A2",
+        "destination": "cuvette",
+        "volume": ul(1000.0),
+        "source_volume": ul(14000.0),
+        "destination_volume": ul(1000.0),
+    }
+    assert setup.ok(
+        "lh_mix", {"channel": 0, "well": "cuvette", "volume": ul(500), "cycles": 3}
+    ) == {"channel": 0, "well": "cuvette", "volume": ul(500.0), "cycles": 3}
     deck = setup.ok("lh_get_deck", {})
     cuvette = next(lw for lw in deck["labware"] if lw["name"] == "cuvette")
-    assert cuvette == {"name": "cuvette", "kind": "cuvette", "location": "cuvette_holder",
-                       "well_capacity": ul(3500.0), "wells": {"cuvette": 1000.0}}
+    assert cuvette == {
+        "name": "cuvette",
+        "kind": "cuvette",
+        "location": "cuvette_holder",
+        "well_capacity": ul(3500.0),
+        "wells": {"cuvette": 1000.0},
+    }
     assert deck["channels"][0]["tip_volume"] == ul(0.0)
     # the 384-well plate and the last reservoir column resolve too
-    done = setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A2",
-                                    "destination": "plate_384:P24", "volume": ul(40)})
+    done = setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A2", "destination": "plate_384:P24", "volume": ul(40)},
+    )
     assert done["destination"] == "plate_384:P24"
     assert setup.world.contents("plate_384:P24").volume_ul > 39
 
 
 def test_get_deck_is_compact_and_json(setup: Rig) -> None:
     deck = setup.ok("lh_get_deck", {})
-    assert [lw["name"] for lw in deck["labware"]] == ["reservoir", "plate_1", "plate_2",
-                                                       "plate_384", "cuvette"]
+    assert [lw["name"] for lw in deck["labware"]] == [
+        "reservoir",
+        "plate_1",
+        "plate_2",
+        "plate_384",
+        "cuvette",
+    ]
     reservoir = deck["labware"][0]
     assert reservoir["kind"] == "reservoir" and reservoir["location"] == "plate_carrier-0"
     assert reservoir["wells"] == {"A1": 15000.0, "A2": 15000.0}
-    assert deck["labels"] == {"reservoir:A1": "tartrazine 500 µM",
-                              "reservoir:A2": "phosphate buffer pH 7"}
+    assert deck["labels"] == {
+        "reservoir:A1": "tartrazine 500 µM",
+        "reservoir:A2": "phosphate buffer pH 7",
+    }
     assert deck["free_sites"][:2] == ["plate_carrier-4", "spare_carrier-0"]
     assert "reader" in deck["free_sites"]
     assert deck == setup.handler.state() == setup.lab.state()["lh"]
@@ -90,19 +130,29 @@ def test_results_match_the_declared_output_schemas(setup: Rig) -> None:
         schema = setup.lab.tool_spec(tool).output_schema
         jsonschema.validate(data, schema)
 
-    check("lh_pick_up_tips", setup.ok("lh_pick_up_tips",
-                                      {"tip_rack": "tips_300ul", "channels": [0]}))
-    check("lh_aspirate", setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1",
-                                                  "volume": ul(50)}))
-    check("lh_dispense", setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:A1",
-                                                  "volume": ul(50)}))
-    check("lh_transfer", setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1",
-                                                  "destination": "plate_1:A2",
-                                                  "volume": ul(50)}))
-    check("lh_mix", setup.ok("lh_mix", {"channel": 0, "well": "plate_1:A2", "volume": ul(20),
-                                        "cycles": 2}))
-    check("lh_move_plate", setup.ok("lh_move_plate", {"plate": "plate_1",
-                                                      "destination": "reader"}))
+    check(
+        "lh_pick_up_tips", setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
+    )
+    check(
+        "lh_aspirate",
+        setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)}),
+    )
+    check(
+        "lh_dispense",
+        setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(50)}),
+    )
+    check(
+        "lh_transfer",
+        setup.ok(
+            "lh_transfer",
+            {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A2", "volume": ul(50)},
+        ),
+    )
+    check(
+        "lh_mix",
+        setup.ok("lh_mix", {"channel": 0, "well": "plate_1:A2", "volume": ul(20), "cycles": 2}),
+    )
+    check("lh_move_plate", setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"}))
     check("lh_drop_tips", setup.ok("lh_drop_tips", {"channels": [0]}))
     check("lh_get_deck", setup.ok("lh_get_deck", {}))
 
@@ -111,22 +161,28 @@ def test_move_plate_into_the_reader_and_back(setup: Rig) -> None:
     deck = setup.handler.plr.deck
     start = setup.world.clock.now()
     assert setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"}) == {
-        "plate": "plate_1", "location": "reader"}
+        "plate": "plate_1",
+        "location": "reader",
+    }
     assert deck.get_resource("reader").get_plate().name == "plate_1"
     assert setup.world.clock.now() - start == pytest.approx(16.0)  # grip 6 + carry 4 + release 6
     view = setup.ok("lh_get_deck", {})
     assert next(lw for lw in view["labware"] if lw["name"] == "plate_1")["location"] == "reader"
     assert "plate_carrier-1" in view["free_sites"] and "reader" not in view["free_sites"]
     before = setup.snapshot()
-    assert setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"})[
-        "location"] == "reader"  # idempotent: already there, nothing moves
+    assert (
+        setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"})["location"]
+        == "reader"
+    )  # idempotent: already there, nothing moves
     assert setup.snapshot() == before
     setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "spare_carrier-2"})
     assert deck.get_resource("plate_1").parent.name == "spare_carrier-2"
     # wells keep their names (and the world its contents) wherever the plate goes
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_transfer", {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:H12",
-                             "volume": ul(30)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:H12", "volume": ul(30)},
+    )
     assert setup.world.contents("plate_1:H12").volume_ul > 29
 
 

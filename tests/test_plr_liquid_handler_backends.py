@@ -23,8 +23,10 @@ def test_chatterbox_backend_drives_the_same_tools(capsys: pytest.CaptureFixture[
     setup = rig(seed=0, backend=lambda world: LiquidHandlerChatterboxBackend(num_channels=4))
     assert setup.handler.limits.channels == 4  # from the backend
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]})
-    setup.ok("lh_transfer", {"channel": 1, "source": "reservoir:A1", "destination": "plate_1:A1",
-                             "volume": ul(100)})
+    setup.ok(
+        "lh_transfer",
+        {"channel": 1, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(100)},
+    )
     setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"})
     deck = setup.ok("lh_get_deck", {})
     assert deck["labware"][1]["wells"] == {"A1": 100.0}
@@ -95,8 +97,10 @@ def test_channel_count_must_be_given_when_the_backend_learns_it_in_setup() -> No
     assert handler.limits.channels == 2
 
 
-@pytest.mark.parametrize("tip_types", [{}, {"t": [5, 1]}, {"t": [0, 300]}, {"t": [1, 2, 3]},
-                                       {"a": [1, 300], "b": [2, 300]}])
+@pytest.mark.parametrize(
+    "tip_types",
+    [{}, {"t": [5, 1]}, {"t": [0, 300]}, {"t": [1, 2, 3]}, {"a": [1, 300], "b": [2, 300]}],
+)
 def test_bad_tip_types_are_refused(tip_types: dict[str, list[float]]) -> None:
     deck = virtual_deck(World(0), None).deck  # type: ignore[arg-type]
     with pytest.raises(ValueError):
@@ -117,21 +121,41 @@ def test_builds_from_a_lab_configuration() -> None:
         "seed": 4,
         "clock": "@world.clock",
         "shared": {
-            "world": {"class": "simulators.world:World", "seed": "@seed", "stocks": [
-                {"well": "reservoir:A1", "species": "tartrazine", "concentration_uM": 500,
-                 "volume_ul": 15000, "label": "tartrazine 500 µM"}]},
-            "deck": {"class": "simulators.deck:virtual_deck", "world": "@world",
-                     "reader_backend": {"class": "pylabrobot.plate_reading:"
-                                                 "PlateReaderChatterboxBackend"}},
+            "world": {
+                "class": "simulators.world:World",
+                "seed": "@seed",
+                "stocks": [
+                    {
+                        "well": "reservoir:A1",
+                        "species": "tartrazine",
+                        "concentration_uM": 500,
+                        "volume_ul": 15000,
+                        "label": "tartrazine 500 µM",
+                    }
+                ],
+            },
+            "deck": {
+                "class": "simulators.deck:virtual_deck",
+                "world": "@world",
+                "reader_backend": {
+                    "class": "pylabrobot.plate_reading:PlateReaderChatterboxBackend"
+                },
+            },
         },
-        "instruments": {"lh": {
-            "class": "drivers.pylabrobot.liquid_handler:PLRLiquidHandler",
-            "deck": "@deck.deck",
-            "labels": "@world.labels",
-            "backend": {"class": "simulators.liquid_handling:PhysicsLiquidHandlerBackend",
-                        "world": "@world", "num_channels": 8, "channel_class": 200},
-            "tip_types": {"tip_300ul": [1, 300], "tip_1000ul": [10, 1000]},
-        }},
+        "instruments": {
+            "lh": {
+                "class": "drivers.pylabrobot.liquid_handler:PLRLiquidHandler",
+                "deck": "@deck.deck",
+                "labels": "@world.labels",
+                "backend": {
+                    "class": "simulators.liquid_handling:PhysicsLiquidHandlerBackend",
+                    "world": "@world",
+                    "num_channels": 8,
+                    "channel_class": 200,
+                },
+                "tip_types": {"tip_300ul": [1, 300], "tip_1000ul": [10, 1000]},
+            }
+        },
     }
     config = build_config(raw)
     handler = config.instruments["lh"]

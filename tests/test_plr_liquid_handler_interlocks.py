@@ -14,8 +14,9 @@ from labtools.errors import InstrumentError, Interlock, PreconditionFailed, Tool
 from simulators.liquid_handling import PhysicsLiquidHandlerBackend
 
 
-def _refused(setup: Rig, tool: str, arguments: dict[str, Any], code: str,
-             field: str | None = None) -> dict[str, Any]:
+def _refused(
+    setup: Rig, tool: str, arguments: dict[str, Any], code: str, field: str | None = None
+) -> dict[str, Any]:
     before = setup.snapshot()
     result = setup.call(tool, arguments)
     assert not result.ok, f"{tool} {arguments} was accepted"
@@ -40,159 +41,312 @@ def tipped(setup: Rig) -> Rig:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [2]})
     for well, volume in (("plate_1:A1", 300), ("plate_1:B1", 50)):
-        setup.ok("lh_transfer", {"channel": 2, "source": "reservoir:A1", "destination": well,
-                                 "volume": ul(volume)})
+        setup.ok(
+            "lh_transfer",
+            {"channel": 2, "source": "reservoir:A1", "destination": well, "volume": ul(volume)},
+        )
     setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(100)})
     return setup
 
 
 def test_aspirate_without_tip_is_precondition_failed(setup: Rig) -> None:
-    error = _refused(setup, "lh_aspirate",
-                     {"channel": 0, "well": "reservoir:A1", "volume": ul(50)},
-                     "precondition_failed", "/channel")
+    error = _refused(
+        setup,
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A1", "volume": ul(50)},
+        "precondition_failed",
+        "/channel",
+    )
     assert "lh_pick_up_tips" in error["hint"]
 
 
 def test_dispense_and_mix_and_transfer_without_tip(setup: Rig) -> None:
-    _refused(setup, "lh_dispense", {"channel": 1, "well": "plate_1:A1", "volume": ul(5)},
-             "precondition_failed", "/channel")
-    _refused(setup, "lh_mix", {"channel": 1, "well": "reservoir:A1", "volume": ul(5),
-                               "cycles": 2}, "precondition_failed", "/channel")
-    _refused(setup, "lh_transfer", {"channel": 1, "source": "reservoir:A1",
-                                    "destination": "plate_1:A1", "volume": ul(5)},
-             "precondition_failed", "/channel")
+    _refused(
+        setup,
+        "lh_dispense",
+        {"channel": 1, "well": "plate_1:A1", "volume": ul(5)},
+        "precondition_failed",
+        "/channel",
+    )
+    _refused(
+        setup,
+        "lh_mix",
+        {"channel": 1, "well": "reservoir:A1", "volume": ul(5), "cycles": 2},
+        "precondition_failed",
+        "/channel",
+    )
+    _refused(
+        setup,
+        "lh_transfer",
+        {"channel": 1, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(5)},
+        "precondition_failed",
+        "/channel",
+    )
 
 
 def test_pick_up_with_tip_mounted_is_precondition_failed(tipped: Rig) -> None:
-    _refused(tipped, "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [1, 0]},
-             "precondition_failed", "/channels/1")
+    _refused(
+        tipped,
+        "lh_pick_up_tips",
+        {"tip_rack": "tips_300ul", "channels": [1, 0]},
+        "precondition_failed",
+        "/channels/1",
+    )
 
 
 def test_drop_without_tip_is_precondition_failed(tipped: Rig) -> None:
-    error = _refused(tipped, "lh_drop_tips", {"channels": [0, 5]}, "precondition_failed",
-                     "/channels/1")
+    error = _refused(
+        tipped, "lh_drop_tips", {"channels": [0, 5]}, "precondition_failed", "/channels/1"
+    )
     assert "0, 2" in error["hint"]
 
 
-@pytest.mark.parametrize("well", ["plate_9:A1", "plate_1:Z9", "plate_1", "tips_300ul:A1",
-                                  "trash", "cuvette:A1", ""])
+@pytest.mark.parametrize(
+    "well", ["plate_9:A1", "plate_1:Z9", "plate_1", "tips_300ul:A1", "trash", "cuvette:A1", ""]
+)
 def test_unknown_well_is_unknown_resource_with_hint(tipped: Rig, well: str) -> None:
-    error = _refused(tipped, "lh_aspirate", {"channel": 0, "well": well, "volume": ul(5)},
-                     "unknown_resource", "/well")
+    error = _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 0, "well": well, "volume": ul(5)},
+        "unknown_resource",
+        "/well",
+    )
     assert "plate_1" in error["hint"] or "A1" in error["hint"] or "cuvette" in error["hint"]
 
 
 def test_unknown_tip_rack_lists_the_racks(setup: Rig) -> None:
-    error = _refused(setup, "lh_pick_up_tips", {"tip_rack": "tips_10ul", "channels": [0]},
-                     "unknown_resource", "/tip_rack")
+    error = _refused(
+        setup,
+        "lh_pick_up_tips",
+        {"tip_rack": "tips_10ul", "channels": [0]},
+        "unknown_resource",
+        "/tip_rack",
+    )
     assert "tips_300ul (96 left)" in error["hint"]
-    _refused(setup, "lh_pick_up_tips", {"tip_rack": "teaching_tip_rack", "channels": [0]},
-             "unknown_resource", "/tip_rack")
+    _refused(
+        setup,
+        "lh_pick_up_tips",
+        {"tip_rack": "teaching_tip_rack", "channels": [0]},
+        "unknown_resource",
+        "/tip_rack",
+    )
 
 
 def test_volume_outside_the_tip_type_is_out_of_range_in_the_callers_unit(tipped: Rig) -> None:
-    error = _refused(tipped, "lh_aspirate", {"channel": 0, "well": "reservoir:A1",
-                                             "volume": ul(0.5, "milliliter")},
-                     "out_of_range", "/volume")
+    error = _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A1", "volume": ul(0.5, "milliliter")},
+        "out_of_range",
+        "/volume",
+    )
     assert error["hint"] == "with tip_300ul: 0.001–0.3 milliliter"
-    error = _refused(tipped, "lh_dispense", {"channel": 2, "well": "plate_1:C1",
-                                             "volume": ul(5)}, "out_of_range", "/volume")
+    error = _refused(
+        tipped,
+        "lh_dispense",
+        {"channel": 2, "well": "plate_1:C1", "volume": ul(5)},
+        "out_of_range",
+        "/volume",
+    )
     assert error["hint"] == "with tip_1000ul: 10–1000 microliter"
 
 
 def test_lab_limits_catch_volumes_no_tip_takes(tipped: Rig) -> None:
-    _refused(tipped, "lh_aspirate",
-             {"channel": 0, "well": "reservoir:A1", "volume": ul(2, "milliliter")},
-             "out_of_range", "/volume")
-    _refused(tipped, "lh_aspirate", {"channel": 8, "well": "reservoir:A1", "volume": ul(5)},
-             "out_of_range", "/channel")
+    _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A1", "volume": ul(2, "milliliter")},
+        "out_of_range",
+        "/volume",
+    )
+    _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 8, "well": "reservoir:A1", "volume": ul(5)},
+        "out_of_range",
+        "/channel",
+    )
 
 
 def test_overdraw_below_dead_volume_is_interlock(tipped: Rig) -> None:
     dead = tipped.handler._dead_volume(tipped.well("plate_1:B1"))
     assert 5 < dead < 10  # Corning 96 flat, from PLR's geometry
-    error = _refused(tipped, "lh_aspirate", {"channel": 2, "well": "plate_1:B1",
-                                             "volume": ul(45)}, "interlock", "/volume")
+    error = _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 2, "well": "plate_1:B1", "volume": ul(45)},
+        "interlock",
+        "/volume",
+    )
     assert "dead volume" in error["message"]
     assert error["hint"] == f"at most {50 - dead:.6g} microliter from plate_1:B1"
-    _refused(tipped, "lh_aspirate", {"channel": 2, "well": "plate_1:C1", "volume": ul(10)},
-             "interlock", "/volume")  # an empty well
+    _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 2, "well": "plate_1:C1", "volume": ul(10)},
+        "interlock",
+        "/volume",
+    )  # an empty well
     # just above the dead volume is allowed
-    assert tipped.call("lh_aspirate", {"channel": 2, "well": "plate_1:B1",
-                                       "volume": ul(50 - dead - 0.01)}).ok
+    assert tipped.call(
+        "lh_aspirate", {"channel": 2, "well": "plate_1:B1", "volume": ul(50 - dead - 0.01)}
+    ).ok
 
 
 def test_tip_over_capacity_is_interlock(tipped: Rig) -> None:
-    error = _refused(tipped, "lh_aspirate", {"channel": 0, "well": "reservoir:A1",
-                                             "volume": ul(250)}, "interlock", "/volume")
+    error = _refused(
+        tipped,
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A1", "volume": ul(250)},
+        "interlock",
+        "/volume",
+    )
     assert error["hint"].startswith("at most 200 microliter")
 
 
 def test_well_overfill_is_interlock(tipped: Rig) -> None:
-    error = _refused(tipped, "lh_dispense", {"channel": 0, "well": "plate_1:A1",
-                                             "volume": ul(100)}, "interlock", "/volume")
+    error = _refused(
+        tipped,
+        "lh_dispense",
+        {"channel": 0, "well": "plate_1:A1", "volume": ul(100)},
+        "interlock",
+        "/volume",
+    )
     assert error["hint"] == "at most 60 microliter into plate_1:A1"
 
 
 def test_dispensing_more_than_the_tip_holds_is_interlock(tipped: Rig) -> None:
-    error = _refused(tipped, "lh_dispense", {"channel": 0, "well": "plate_1:C1",
-                                             "volume": ul(150)}, "interlock", "/volume")
+    error = _refused(
+        tipped,
+        "lh_dispense",
+        {"channel": 0, "well": "plate_1:C1", "volume": ul(150)},
+        "interlock",
+        "/volume",
+    )
     assert error["hint"] == "at most 100 microliter"
-    _refused(tipped, "lh_dispense", {"channel": 2, "well": "plate_1:C1", "volume": ul(20)},
-             "interlock", "/volume")  # an empty tip
+    _refused(
+        tipped,
+        "lh_dispense",
+        {"channel": 2, "well": "plate_1:C1", "volume": ul(20)},
+        "interlock",
+        "/volume",
+    )  # an empty tip
 
 
 def test_transfer_checks_both_ends_before_drawing(tipped: Rig) -> None:
-    _refused(tipped, "lh_transfer", {"channel": 2, "source": "reservoir:A1",
-                                     "destination": "plate_1:A1", "volume": ul(100)},
-             "interlock", "/volume")
-    _refused(tipped, "lh_transfer", {"channel": 2, "source": "reservoir:A1",
-                                     "destination": "plate_9:A1", "volume": ul(100)},
-             "unknown_resource", "/destination")
-    _refused(tipped, "lh_transfer", {"channel": 2, "source": "plate_1:C1",
-                                     "destination": "plate_1:D1", "volume": ul(100)},
-             "interlock", "/volume")
+    _refused(
+        tipped,
+        "lh_transfer",
+        {"channel": 2, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(100)},
+        "interlock",
+        "/volume",
+    )
+    _refused(
+        tipped,
+        "lh_transfer",
+        {"channel": 2, "source": "reservoir:A1", "destination": "plate_9:A1", "volume": ul(100)},
+        "unknown_resource",
+        "/destination",
+    )
+    _refused(
+        tipped,
+        "lh_transfer",
+        {"channel": 2, "source": "plate_1:C1", "destination": "plate_1:D1", "volume": ul(100)},
+        "interlock",
+        "/volume",
+    )
 
 
 def test_mix_checks_the_draw(tipped: Rig) -> None:
-    _refused(tipped, "lh_mix", {"channel": 2, "well": "plate_1:B1", "volume": ul(45),
-                                "cycles": 3}, "interlock", "/volume")
-    _refused(tipped, "lh_mix", {"channel": 2, "well": "plate_1:B1", "volume": ul(20),
-                                "cycles": 0}, "out_of_range", "/cycles")
+    _refused(
+        tipped,
+        "lh_mix",
+        {"channel": 2, "well": "plate_1:B1", "volume": ul(45), "cycles": 3},
+        "interlock",
+        "/volume",
+    )
+    _refused(
+        tipped,
+        "lh_mix",
+        {"channel": 2, "well": "plate_1:B1", "volume": ul(20), "cycles": 0},
+        "out_of_range",
+        "/cycles",
+    )
 
 
 def test_no_tips_left_is_interlock(setup: Rig) -> None:
     rack = setup.handler.plr.deck.get_resource("tips_300ul")
     rack.set_tip_state([False] * 95 + [True])
-    error = _refused(setup, "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]},
-                     "interlock", "/tip_rack")
+    error = _refused(
+        setup,
+        "lh_pick_up_tips",
+        {"tip_rack": "tips_300ul", "channels": [0, 1]},
+        "interlock",
+        "/tip_rack",
+    )
     assert "1 tips left" in error["message"] and "tips_1000ul (96 left)" in error["hint"]
     assert setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [3]}) == {
         "tips": [{"channel": 3, "tip": "tips_300ul:H12", "tip_type": "tip_300ul"}],
-        "tips_left": 0}
+        "tips_left": 0,
+    }
 
 
 def test_repeated_channels_are_invalid(setup: Rig) -> None:
-    _refused(setup, "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [1, 1]},
-             "invalid_arguments", "/channels/1")
+    _refused(
+        setup,
+        "lh_pick_up_tips",
+        {"tip_rack": "tips_300ul", "channels": [1, 1]},
+        "invalid_arguments",
+        "/channels/1",
+    )
 
 
 def test_plate_moves_to_occupied_or_unknown_sites_are_refused(setup: Rig) -> None:
-    error = _refused(setup, "lh_move_plate",
-                     {"plate": "plate_1", "destination": "plate_carrier-2"},
-                     "interlock", "/destination")
+    error = _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "plate_1", "destination": "plate_carrier-2"},
+        "interlock",
+        "/destination",
+    )
     assert "spare_carrier-0" in error["hint"] and "reader" in error["hint"]
-    _refused(setup, "lh_move_plate", {"plate": "plate_1", "destination": "bench"},
-             "unknown_resource", "/destination")
-    _refused(setup, "lh_move_plate", {"plate": "plate_1", "destination": "tip_carrier-3"},
-             "unknown_resource", "/destination")
-    _refused(setup, "lh_move_plate", {"plate": "plate_7", "destination": "reader"},
-             "unknown_resource", "/plate")
-    _refused(setup, "lh_move_plate", {"plate": "cuvette", "destination": "reader"},
-             "unknown_resource", "/plate")
+    _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "plate_1", "destination": "bench"},
+        "unknown_resource",
+        "/destination",
+    )
+    _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "plate_1", "destination": "tip_carrier-3"},
+        "unknown_resource",
+        "/destination",
+    )
+    _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "plate_7", "destination": "reader"},
+        "unknown_resource",
+        "/plate",
+    )
+    _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "cuvette", "destination": "reader"},
+        "unknown_resource",
+        "/plate",
+    )
     setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"})
-    _refused(setup, "lh_move_plate", {"plate": "plate_2", "destination": "reader"},
-             "interlock", "/destination")
+    _refused(
+        setup,
+        "lh_move_plate",
+        {"plate": "plate_2", "destination": "reader"},
+        "interlock",
+        "/destination",
+    )
 
 
 def test_python_proxy_raises_the_typed_errors(tipped: Rig) -> None:
@@ -221,12 +375,16 @@ class _FailingBackend(PhysicsLiquidHandlerBackend):
         await super().aspirate(ops, use_channels)
 
 
-@pytest.mark.parametrize(("failure", "code"), [
-    (ChannelizedError({0: TooLittleLiquidError("Not enough liquid")}), "interlock"),
-    (RuntimeError("firmware: pressure fault"), "instrument_error"),
-])
-def test_backend_failure_restores_trackers_and_maps_the_error(failure: Exception,
-                                                              code: str) -> None:
+@pytest.mark.parametrize(
+    ("failure", "code"),
+    [
+        (ChannelizedError({0: TooLittleLiquidError("Not enough liquid")}), "interlock"),
+        (RuntimeError("firmware: pressure fault"), "instrument_error"),
+    ],
+)
+def test_backend_failure_restores_trackers_and_maps_the_error(
+    failure: Exception, code: str
+) -> None:
     setup = rig(seed=5, backend=_FailingBackend)
     backend = setup.backend
     assert isinstance(backend, _FailingBackend)
@@ -236,16 +394,16 @@ def test_backend_failure_restores_trackers_and_maps_the_error(failure: Exception
     result = setup.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)})
     assert not result.ok and result.error["code"] == code
     assert setup.snapshot() == before
-    assert setup.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1",
-                                      "volume": ul(50)}).ok
+    assert setup.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)}).ok
 
 
 def test_plr_queue_failure_is_undone(tipped: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
     """With our own check disabled, PLR 0.2.2 refuses in its queue phase and would leave the
     well's pending volume changed; the adapter restores it."""
     monkeypatch.setattr(tipped.handler, "_check_draw", lambda *args: None)
-    error = _refused(tipped, "lh_aspirate", {"channel": 2, "well": "plate_1:B1",
-                                             "volume": ul(80)}, "interlock")
+    error = _refused(
+        tipped, "lh_aspirate", {"channel": 2, "well": "plate_1:B1", "volume": ul(80)}, "interlock"
+    )
     assert "Not enough liquid" in error["message"]
 
 
@@ -255,8 +413,9 @@ def test_tracking_switched_off_is_refused(tipped: Rig) -> None:
     before = tipped.snapshot()
     set_volume_tracking(False)
     try:
-        result = tipped.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1",
-                                             "volume": ul(10)})
+        result = tipped.call(
+            "lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(10)}
+        )
     finally:
         set_volume_tracking(True)
     assert not result.ok and result.error["code"] == "instrument_error"

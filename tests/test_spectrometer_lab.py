@@ -39,9 +39,13 @@ def test_the_factory_builds_the_real_driver_marked_simulated() -> None:
     assert isinstance(spec, OBPSpectrometer)
     assert spec.simulated
     tools = {t["name"]: t for t in Lab([spec]).tools()}
-    assert set(tools) >= {"spec_set_integration_time", "spec_acquire_dark",
-                          "spec_acquire_reference", "spec_acquire_spectrum",
-                          "spec_measure_absorbance"}
+    assert set(tools) >= {
+        "spec_set_integration_time",
+        "spec_acquire_dark",
+        "spec_acquire_reference",
+        "spec_acquire_spectrum",
+        "spec_measure_absorbance",
+    }
     assert tools["spec_measure_absorbance"]["hints"]["simulated"] is True
 
 
@@ -72,8 +76,12 @@ def test_a_typical_session(lab_and_world: tuple[Lab, World]) -> None:
     assert compact[630.0] == pytest.approx(1630 * 792.85 / 10 * 4e-6, rel=0.05)
     assert result["wavelength_unit"] == "nanometer"
     assert lab.state()["spec"] == {
-        "integration_time": {"value": 100.0, "unit": MS}, "dark": True, "reference": True,
-        "model": "FLAME-S", "serial_number": "FLMS00021"}
+        "integration_time": {"value": 100.0, "unit": MS},
+        "dark": True,
+        "reference": True,
+        "model": "FLAME-S",
+        "serial_number": "FLMS00021",
+    }
 
 
 def test_refused_calls_change_nothing(lab_and_world: tuple[Lab, World]) -> None:
@@ -94,15 +102,13 @@ def test_refused_calls_change_nothing(lab_and_world: tuple[Lab, World]) -> None:
     assert world.clock.now() == before  # no exposure happened
 
 
-def test_changing_the_time_invalidates_dark_and_reference(
-        lab_and_world: tuple[Lab, World]) -> None:
+def test_changing_the_time_invalidates_dark_and_reference(lab_and_world: tuple[Lab, World]) -> None:
     lab, _ = lab_and_world
     lab.call("spec_set_integration_time", {"time": {"value": 50, "unit": MS}})
     lab.call("spec_acquire_dark", {"scans": 1})
     lab.call("spec_acquire_reference", {"scans": 1})
     lab.call("spec_set_integration_time", {"time": {"value": 60, "unit": MS}})
-    assert lab.call("spec_measure_absorbance", {"scans": 1}).error["code"] == \
-        "precondition_failed"
+    assert lab.call("spec_measure_absorbance", {"scans": 1}).error["code"] == "precondition_failed"
 
 
 def test_state_never_shows_hidden_truth(lab_and_world: tuple[Lab, World]) -> None:

@@ -68,8 +68,9 @@ def test_published_absorptivities_match_the_species_library() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize(("dye", "molar"), [("tartrazine", 30e-6), ("brilliant_blue", 5e-6)])
-def test_dye_peaks_at_lambda_max_with_beer_lambert_height(seed: int, dye: str,
-                                                          molar: float) -> None:
+def test_dye_peaks_at_lambda_max_with_beer_lambert_height(
+    seed: int, dye: str, molar: float
+) -> None:
     lab, world = blank_lab(seed)
     referenced(lab)
     world.fill("cuvette", Mixture.solution(3000, {dye: molar}))
@@ -130,8 +131,9 @@ def photon_transfer(seed: int = 8, repeats: int = 40) -> tuple[float, float]:
     lab, _ = blank_lab(seed)
     call(lab, "set_integration_time", time={"value": 140, "unit": MS})
     dark = counts_of(lab, call(lab, "acquire_dark", scans=50))
-    spectra = np.array([counts_of(lab, call(lab, "acquire_spectrum", scans=1))
-                        for _ in range(repeats)])
+    spectra = np.array(
+        [counts_of(lab, call(lab, "acquire_spectrum", scans=1)) for _ in range(repeats)]
+    )
     signal = spectra.mean(axis=0) - dark
     variance = spectra.var(axis=0, ddof=1)
     usable = spectra.max(axis=0) < 65535
@@ -151,10 +153,10 @@ def test_single_scan_signal_to_noise_matches_the_flame_manual() -> None:
 def test_averaging_n_scans_improves_signal_to_noise_by_root_n() -> None:
     lab, _ = blank_lab(9)
     call(lab, "set_integration_time", time={"value": 100, "unit": MS})
-    single = np.array([counts_of(lab, call(lab, "acquire_spectrum", scans=1))
-                       for _ in range(30)])
-    averaged = np.array([counts_of(lab, call(lab, "acquire_spectrum", scans=16))
-                         for _ in range(30)])
+    single = np.array([counts_of(lab, call(lab, "acquire_spectrum", scans=1)) for _ in range(30)])
+    averaged = np.array(
+        [counts_of(lab, call(lab, "acquire_spectrum", scans=16)) for _ in range(30)]
+    )
     bright = single.mean(axis=0) > 20_000
     ratio = np.median(single.std(axis=0, ddof=1)[bright] / averaged.std(axis=0, ddof=1)[bright])
     assert ratio == pytest.approx(4.0, rel=0.12)

@@ -154,7 +154,10 @@ def test_open_transport_sends_visa_names_to_pyvisa() -> None:
 
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
-        for uri in (f"TCPIP::127.0.0.1::{port}::SOCKET", f"visa://TCPIP::127.0.0.1::{port}::SOCKET"):
+        for uri in (
+            f"TCPIP::127.0.0.1::{port}::SOCKET",
+            f"visa://TCPIP::127.0.0.1::{port}::SOCKET",
+        ):
             with open_transport(uri, timeout=0.5) as link:
                 assert isinstance(link, VisaTransport)
                 assert link.resource.timeout == 500

@@ -127,14 +127,17 @@ def test_failure_while_another_exception_propagates() -> None:
         raise RuntimeError("driver crashed afterwards")
 
 
-@pytest.mark.parametrize("pairs", [
-    [(b"A",)],
-    [("text", b"1")],
-    [(b"", b"1")],
-    [(b"A", "text")],
-    [(None, None)],
-    [(None, TIMEOUT)],
-])
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(b"A",)],
+        [("text", b"1")],
+        [(b"", b"1")],
+        [(b"A", "text")],
+        [(None, None)],
+        [(None, TIMEOUT)],
+    ],
+)
 def test_malformed_scripts_are_rejected(pairs: list) -> None:
     with pytest.raises((TypeError, ValueError)):
         ProtocolTransport(pairs)

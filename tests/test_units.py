@@ -23,17 +23,38 @@ from labtools.units import (
 )
 
 
-@pytest.mark.parametrize("text", ["50 uL", "50uL", "50 µL", "50 μL", "50 ul", "50 microliter",
-                                  "50 microliters", "50 microlitres", "5e1 uL", "0.05 mL",
-                                  "5e-5 L", "50000 nL"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "50 uL",
+        "50uL",
+        "50 µL",
+        "50 μL",
+        "50 ul",
+        "50 microliter",
+        "50 microliters",
+        "50 microlitres",
+        "5e1 uL",
+        "0.05 mL",
+        "5e-5 L",
+        "50000 nL",
+    ],
+)
 def test_spellings_of_fifty_microliters_agree(text: str) -> None:
     out = VOLUME.normalize(text, "/volume")
     q = Quantity(out["value"], out["unit"])
     assert math.isclose(magnitude(q, "microliter"), 50.0, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("value", [Quantity(50, "microliter"), {"value": 50, "unit": "uL"},
-                                   {"value": 50, "unit": "µL"}, {"value": 0.05, "unit": "mL"}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        Quantity(50, "microliter"),
+        {"value": 50, "unit": "uL"},
+        {"value": 50, "unit": "µL"},
+        {"value": 0.05, "unit": "mL"},
+    ],
+)
 def test_python_callers_may_pass_quantities_and_dicts(value: object) -> None:
     out = VOLUME.normalize(value, "/v")
     assert math.isclose(magnitude(Quantity(out["value"], out["unit"]), "microliter"), 50.0)
@@ -62,8 +83,24 @@ def test_offset_temperature_built_from_parts_converts() -> None:
     assert math.isclose(magnitude(Quantity(-40, "degF"), "degree_Celsius"), -40.0)
 
 
-@pytest.mark.parametrize("bad", [50, 50.0, "50", "1 h 30 min", "5 mm", "1 OD", "", "uL", True,
-                                 None, [50, "uL"], {"value": 50}, {"value": "50", "unit": 3}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        50,
+        50.0,
+        "50",
+        "1 h 30 min",
+        "5 mm",
+        "1 OD",
+        "",
+        "uL",
+        True,
+        None,
+        [50, "uL"],
+        {"value": 50},
+        {"value": "50", "unit": 3},
+    ],
+)
 def test_no_unit_or_wrong_dimension_is_a_unit_error(bad: object) -> None:
     with pytest.raises(UnitError):
         VOLUME.normalize(bad, "/volume")
@@ -113,8 +150,9 @@ def test_conversions_across_prefixes(value: float, unit: str, target: str, expec
     assert math.isclose(Quantity(value, unit).m_as(target), expected, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("dim", [VOLUME, LENGTH, WAVELENGTH, DURATION, TEMPERATURE, FLOW_RATE,
-                                 CONCENTRATION, FREQUENCY])
+@pytest.mark.parametrize(
+    "dim", [VOLUME, LENGTH, WAVELENGTH, DURATION, TEMPERATURE, FLOW_RATE, CONCENTRATION, FREQUENCY]
+)
 def test_enum_units_are_pint_names_of_the_right_dimension(dim) -> None:
     lowered = [u.lower() for u in dim.units]
     assert len(set(lowered)) == len(lowered), "no units that differ only by case"

@@ -11,16 +11,28 @@ from simulators.deck import _template, virtual_deck
 from simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from simulators.world import World
 
-STOCK = {"well": "reservoir:A3", "species": "tartrazine", "concentration_uM": 200,
-         "volume_ul": 12000, "label": "tartrazine 200 µM"}
+STOCK = {
+    "well": "reservoir:A3",
+    "species": "tartrazine",
+    "concentration_uM": 200,
+    "volume_ul": 12000,
+    "label": "tartrazine 200 µM",
+}
 
 
 def test_layout_has_what_the_tools_name() -> None:
     vd = virtual_deck(World(0), PlateReaderChatterboxBackend())
     deck = vd.deck
-    for name, kind in (("tips_300ul", TipRack), ("tips_1000ul", TipRack), ("reservoir", Plate),
-                       ("plate_1", Plate), ("plate_2", Plate), ("plate_384", Plate),
-                       ("cuvette", Container), ("reader", PlateReader)):
+    for name, kind in (
+        ("tips_300ul", TipRack),
+        ("tips_1000ul", TipRack),
+        ("reservoir", Plate),
+        ("plate_1", Plate),
+        ("plate_2", Plate),
+        ("plate_384", Plate),
+        ("cuvette", Container),
+        ("reader", PlateReader),
+    ):
         assert isinstance(deck.get_resource(name), kind), name
     assert deck.get_resource("plate_384").num_items == 384
     assert deck.get_resource("reservoir").num_items == 12
@@ -31,9 +43,15 @@ def test_layout_has_what_the_tools_name() -> None:
     assert cuvette.compute_height_from_volume(1000) == pytest.approx(10.0)
     assert vd.reader.parent is deck and not vd.reader.children
     assert deck.get_trash_area().name == "trash"
-    assert DeckView(deck).free_sites() == ["plate_carrier-4", "spare_carrier-0",
-                                           "spare_carrier-1", "spare_carrier-2",
-                                           "spare_carrier-3", "spare_carrier-4", "reader"]
+    assert DeckView(deck).free_sites() == [
+        "plate_carrier-4",
+        "spare_carrier-0",
+        "spare_carrier-1",
+        "spare_carrier-2",
+        "spare_carrier-3",
+        "spare_carrier-4",
+        "reader",
+    ]
 
 
 def test_reader_uses_the_given_backend() -> None:
@@ -57,22 +75,35 @@ def test_copies_are_independent_of_each_other_and_of_the_template() -> None:
 
 
 def test_stocks_are_believed_at_their_labelled_volumes() -> None:
-    world = World(3, stocks=[STOCK], unknowns=[{"well": "plate_1:A1", "volume_ul": 200,
-                                                 "label": "sample", "species": {
-                                                     "tartrazine": [10, 50]}}])
+    world = World(
+        3,
+        stocks=[STOCK],
+        unknowns=[
+            {
+                "well": "plate_1:A1",
+                "volume_ul": 200,
+                "label": "sample",
+                "species": {"tartrazine": [10, 50]},
+            }
+        ],
+    )
     deck = virtual_deck(world, None).deck  # type: ignore[arg-type]
     assert deck.get_resource("reservoir").get_item("A3").tracker.volume == 12000
     assert deck.get_resource("plate_1").get_item("A1").tracker.volume == 200
     assert deck.get_resource("plate_1").get_item("A2").tracker.volume == 0
 
 
-@pytest.mark.parametrize(("well", "volume", "message"), [
-    ("shelf:A1", 100, "not on the virtual deck"),
-    ("plate_1:Z1", 100, "not on the virtual deck"),
-    ("reservoir:A1", 20000, "exceeds"),
-])
-def test_stocks_that_do_not_fit_the_deck_are_refused(well: str, volume: float,
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    ("well", "volume", "message"),
+    [
+        ("shelf:A1", 100, "not on the virtual deck"),
+        ("plate_1:Z1", 100, "not on the virtual deck"),
+        ("reservoir:A1", 20000, "exceeds"),
+    ],
+)
+def test_stocks_that_do_not_fit_the_deck_are_refused(
+    well: str, volume: float, message: str
+) -> None:
     world = World(0, stocks=[{**STOCK, "well": well, "volume_ul": volume}])
     with pytest.raises(ValueError, match=message):
         virtual_deck(world, None)  # type: ignore[arg-type]

@@ -49,8 +49,9 @@ _HINTS = {
 class OBPLink:
     """Request/reply over ``transport``; ``checksum`` chooses MD5 on outgoing messages."""
 
-    def __init__(self, transport: Transport, *, checksum: Checksum = Checksum.NONE,
-                 timeout: float = 1.0) -> None:
+    def __init__(
+        self, transport: Transport, *, checksum: Checksum = Checksum.NONE, timeout: float = 1.0
+    ) -> None:
         self.transport = transport
         self.checksum = checksum
         self.timeout = timeout
@@ -64,8 +65,9 @@ class OBPLink:
         the read timeout.
         """
         flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
-        message = OBPMessage(command.message_type, command.pack(*args), flags,
-                             checksum=self.checksum)
+        message = OBPMessage(
+            command.message_type, command.pack(*args), flags, checksum=self.checksum
+        )
         with self._lock:
             if self._out_of_step:
                 self.transport.discard_input()
@@ -76,8 +78,10 @@ class OBPLink:
                 reply = self._receive()
             except Timeout as exc:
                 self._out_of_step = True
-                raise Timeout(f"{command.name}: {exc.message}",
-                              hint="check the connection and that the device is powered") from exc
+                raise Timeout(
+                    f"{command.name}: {exc.message}",
+                    hint="check the connection and that the device is powered",
+                ) from exc
             except ToolError:  # framing error, broken link
                 self._out_of_step = True
                 raise
@@ -94,19 +98,24 @@ class OBPLink:
             raise InstrumentError(
                 f"{command.name}: reply is for message 0x{reply.message_type:08X}, "
                 f"expected 0x{command.message_type:08X}",
-                hint="the link was out of step; the next command resynchronises")
+                hint="the link was out of step; the next command resynchronises",
+            )
         if reply.nack:
-            raise OBPError(f"{command.name} refused: {reply.describe_error()}",
-                           obp_error=reply.error, hint=_HINTS.get(reply.error))
+            raise OBPError(
+                f"{command.name} refused: {reply.describe_error()}",
+                obp_error=reply.error,
+                hint=_HINTS.get(reply.error),
+            )
         if reply.flags & Flag.HW_EXCEPTION:
             raise OBPError(f"{command.name}: hardware exception", obp_error=reply.error)
         if command.reply is None:
             if not reply.flags & Flag.ACK:
-                raise InstrumentError(f"{command.name}: reply is neither ACK nor NACK "
-                                      f"(flags 0x{int(reply.flags):04x})")
+                raise InstrumentError(
+                    f"{command.name}: reply is neither ACK nor NACK "
+                    f"(flags 0x{int(reply.flags):04x})"
+                )
             return None
         try:
             return command.reply.unpack(reply.data)
         except ValueError as exc:
             raise InstrumentError(f"{command.name}: malformed reply: {exc}") from exc
-

@@ -133,24 +133,37 @@ class Command(Generic[R]):
 GET_SERIAL_NUMBER: Command[str] = Command("get serial number", 0x00000100, reply=Text(16))
 GET_RAW_SPECTRUM: Command[np.ndarray] = Command("get raw spectrum", 0x00101100, reply=Pixels16())
 GET_INTEGRATION_TIME: Command[int] = Command(  # µs
-    "get integration time", 0x00110000, reply=Scalar("<I"))
+    "get integration time", 0x00110000, reply=Scalar("<I")
+)
 SET_INTEGRATION_TIME: Command[None] = Command(  # µs
-    "set integration time", 0x00110010, request=Scalar("<I"))
+    "set integration time", 0x00110010, request=Scalar("<I")
+)
 SET_LAMP_ENABLE: Command[None] = Command(  # 1 on, 0 off (the lamp-enable output line)
-    "set lamp enable", 0x00110410, request=Scalar("<B"))
+    "set lamp enable", 0x00110410, request=Scalar("<B")
+)
 SET_SHUTTER: Command[None] = Command(  # 1 open, 0 closed
-    "set shutter", 0x00110610, request=Scalar("<B"))
-GET_SCANS_TO_AVERAGE: Command[int] = Command(
-    "get scans to average", 0x00120000, reply=Scalar("<H"))
+    "set shutter", 0x00110610, request=Scalar("<B")
+)
+GET_SCANS_TO_AVERAGE: Command[int] = Command("get scans to average", 0x00120000, reply=Scalar("<H"))
 SET_SCANS_TO_AVERAGE: Command[None] = Command(
-    "set scans to average", 0x00120010, request=Scalar("<H"))
+    "set scans to average", 0x00120010, request=Scalar("<H")
+)
 GET_WAVELENGTH_COEFFICIENT_COUNT: Command[int] = Command(
-    "get wavelength coefficient count", 0x00180100, reply=Scalar("<B"))
+    "get wavelength coefficient count", 0x00180100, reply=Scalar("<B")
+)
 GET_WAVELENGTH_COEFFICIENT: Command[float] = Command(  # request: index; reply: float32
-    "get wavelength coefficient", 0x00180101, request=Scalar("<B"), reply=Scalar("<f"))
+    "get wavelength coefficient", 0x00180101, request=Scalar("<B"), reply=Scalar("<f")
+)
 
 ALL_COMMANDS: tuple[Command[Any], ...] = (
-    GET_SERIAL_NUMBER, GET_RAW_SPECTRUM, GET_INTEGRATION_TIME, SET_INTEGRATION_TIME,
-    SET_LAMP_ENABLE, SET_SHUTTER, GET_SCANS_TO_AVERAGE, SET_SCANS_TO_AVERAGE,
-    GET_WAVELENGTH_COEFFICIENT_COUNT, GET_WAVELENGTH_COEFFICIENT,
+    GET_SERIAL_NUMBER,
+    GET_RAW_SPECTRUM,
+    GET_INTEGRATION_TIME,
+    SET_INTEGRATION_TIME,
+    SET_LAMP_ENABLE,
+    SET_SHUTTER,
+    GET_SCANS_TO_AVERAGE,
+    SET_SCANS_TO_AVERAGE,
+    GET_WAVELENGTH_COEFFICIENT_COUNT,
+    GET_WAVELENGTH_COEFFICIENT,
 )

@@ -48,8 +48,9 @@ class DeviceModel:
     def limits(self) -> SpectrometerLimits:
         """The tool-level limits (integration time in ms, scans per call)."""
         return SpectrometerLimits(
-            integration_time=Range(self.integration_min_us / 1000.0,
-                                   self.integration_max_us / 1000.0, "millisecond"),
+            integration_time=Range(
+                self.integration_min_us / 1000.0, self.integration_max_us / 1000.0, "millisecond"
+            ),
             scans=Range(1, self.max_scans),
         )
 

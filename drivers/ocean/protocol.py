@@ -130,9 +130,19 @@ class OBPMessage:
         payload = b"" if immediate or not self.data else self.data
         if len(payload) > MAX_PAYLOAD:
             raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-        head = HEADER.pack(START, PROTOCOL_VERSION, int(self.flags), self.error,
-                           self.message_type, self.regarding, b"", int(self.checksum),
-                           len(immediate), immediate, len(payload) + TRAILER_SIZE)
+        head = HEADER.pack(
+            START,
+            PROTOCOL_VERSION,
+            int(self.flags),
+            self.error,
+            self.message_type,
+            self.regarding,
+            b"",
+            int(self.checksum),
+            len(immediate),
+            immediate,
+            len(payload) + TRAILER_SIZE,
+        )
         body = head + payload
         digest = hashlib.md5(body).digest() if self.checksum == Checksum.MD5 else b""
         return body + TRAILER.pack(digest, FOOTER)
@@ -165,8 +175,19 @@ def bytes_remaining(header: bytes) -> int:
 def decode(frame: bytes) -> OBPMessage:
     """Parse one complete message; raises :class:`FramingError` when it is malformed."""
     remaining = bytes_remaining(frame[:HEADER_SIZE])
-    (_, _, flags, error, message_type, regarding, _, checksum_type, immediate_length,
-     immediate, _) = HEADER.unpack(frame[:HEADER_SIZE])
+    (
+        _,
+        _,
+        flags,
+        error,
+        message_type,
+        regarding,
+        _,
+        checksum_type,
+        immediate_length,
+        immediate,
+        _,
+    ) = HEADER.unpack(frame[:HEADER_SIZE])
 
     def fail(message: str, code: int) -> FramingError:
         return FramingError(message, error=code, message_type=message_type)

@@ -49,13 +49,21 @@ class OBPSpectrometer(Spectrometer):
     (message 0x00120010), else in the driver.
     """
 
-    def __init__(self, name: str, transport: Transport | str | Mapping[str, Any],
-                 model: str = "FLAME-S", *, md5: bool = False, timeout: float = 1.0,
-                 dark_with: Literal["lamp", "shutter"] = "lamp") -> None:
+    def __init__(
+        self,
+        name: str,
+        transport: Transport | str | Mapping[str, Any],
+        model: str = "FLAME-S",
+        *,
+        md5: bool = False,
+        timeout: float = 1.0,
+        dark_with: Literal["lamp", "shutter"] = "lamp",
+    ) -> None:
         super().__init__(name)
         if not isinstance(transport, Transport | str | Mapping):
-            raise TypeError(f"transport must be a Transport, URI or mapping, not "
-                            f"{type(transport).__name__}")
+            raise TypeError(
+                f"transport must be a Transport, URI or mapping, not {type(transport).__name__}"
+            )
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, not {timeout!r}")
         if dark_with not in _LIGHT_SWITCHES:
@@ -121,12 +129,20 @@ class OBPSpectrometer(Spectrometer):
         pixels = np.arange(self.model.pixels, dtype=float)
         self._wavelengths = np.polynomial.polynomial.polyval(pixels, self.coefficients)
         if not np.all(np.diff(self._wavelengths) > 0):
-            raise InstrumentError(f"{self.name}: wavelength calibration is not monotonic",
-                                  hint=f"coefficients {self.coefficients}")
+            raise InstrumentError(
+                f"{self.name}: wavelength calibration is not monotonic",
+                hint=f"coefficients {self.coefficients}",
+            )
         if self._integration_s is not None:  # reconnected: the device may have been reset
             link.request(m.SET_INTEGRATION_TIME, self._to_device_micros(self._integration_s))
-        log.info("%s: %s serial %s, %.1f–%.1f nm", self.name, self.model.name,
-                 self.serial_number, self._wavelengths[0], self._wavelengths[-1])
+        log.info(
+            "%s: %s serial %s, %.1f–%.1f nm",
+            self.name,
+            self.model.name,
+            self.serial_number,
+            self._wavelengths[0],
+            self._wavelengths[-1],
+        )
 
     # -- driver hooks --------------------------------------------------------------------------
     async def _set_integration_time(self, seconds: float) -> None:
@@ -135,11 +151,16 @@ class OBPSpectrometer(Spectrometer):
 
     async def _acquire(self, scans: int, *, dark: bool) -> np.ndarray:
         integration_s = self._current_integration()
-        if isinstance(scans, bool) or not isinstance(scans, int) or not (
-            1 <= scans <= self.model.max_scans
+        if (
+            isinstance(scans, bool)
+            or not isinstance(scans, int)
+            or not (1 <= scans <= self.model.max_scans)
         ):
-            raise OutOfRange(f"scans must be 1–{self.model.max_scans}, not {scans!r}",
-                             field="/scans", hint=f"1–{self.model.max_scans}")
+            raise OutOfRange(
+                f"scans must be 1–{self.model.max_scans}, not {scans!r}",
+                field="/scans",
+                hint=f"1–{self.model.max_scans}",
+            )
         return await self._io(self._acquire_blocking, scans, dark, integration_s)
 
     def _acquire_blocking(self, scans: int, dark: bool, integration_s: float) -> np.ndarray:
@@ -160,15 +181,18 @@ class OBPSpectrometer(Spectrometer):
                 size = None if counts is None else counts.size
                 raise InstrumentError(
                     f"{self.name}: spectrum has {size} pixels, the {self.model.name} has "
-                    f"{self.model.pixels}", hint="check the configured model")
+                    f"{self.model.pixels}",
+                    hint="check the configured model",
+                )
             total += counts
         return total / requests
 
     def wavelengths(self) -> np.ndarray:
         """Wavelength of each pixel (nm), from the calibration read at :meth:`setup`."""
         if self._wavelengths is None:
-            raise PreconditionFailed(f"{self.name} is not connected",
-                                     hint="the lab connects it on the first tool call")
+            raise PreconditionFailed(
+                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
+            )
         return self._wavelengths
 
     def full_scale(self) -> float:
@@ -187,13 +211,16 @@ class OBPSpectrometer(Spectrometer):
             low, high = model.integration_min_us / 1000, model.integration_max_us / 1000
             raise OutOfRange(
                 f"integration time {seconds * 1e3:g} ms is outside the {model.name}'s range",
-                field="/time", hint=f"{low:g}–{high:g} millisecond")
+                field="/time",
+                hint=f"{low:g}–{high:g} millisecond",
+            )
         return micros
 
     def _need_link(self) -> OBPLink:
         if self._link is None:
-            raise PreconditionFailed(f"{self.name} is not connected",
-                                     hint="the lab connects it on the first tool call")
+            raise PreconditionFailed(
+                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
+            )
         return self._link
 
     async def _io(self, function: Callable[..., T], *args: Any) -> T:

@@ -65,8 +65,11 @@ def check_draw(
     usable = well_holds - dead
     if ul > usable + EPS_UL:
         unit = _unit(volume)
-        hint = (f"at most {in_unit(usable, unit)} from {well}" if usable > EPS_UL
-                else f"{well} is at or below its dead volume; use another well")
+        hint = (
+            f"at most {in_unit(usable, unit)} from {well}"
+            if usable > EPS_UL
+            else f"{well} is at or below its dead volume; use another well"
+        )
         raise Interlock(
             f"{well} holds {well_holds:.4g} µL, of which {dead:.3g} µL is below the tip's "
             f"reach (dead volume): {ul:.4g} µL would overdraw it",
@@ -91,8 +94,11 @@ def check_expel(
         raise Interlock(
             f"the tip on channel {channel} holds {tip_holds:.4g} µL, less than {ul:.4g} µL",
             field="/volume",
-            hint=(f"at most {in_unit(tip_holds, unit)}" if tip_holds > EPS_UL
-                  else "the tip is empty; aspirate first"),
+            hint=(
+                f"at most {in_unit(tip_holds, unit)}"
+                if tip_holds > EPS_UL
+                else "the tip is empty; aspirate first"
+            ),
         )
     free = well_capacity - well_holds
     if ul > free + EPS_UL:
@@ -101,6 +107,9 @@ def check_expel(
             f"{well} holds {well_holds:.4g} of {well_capacity:.4g} µL: {ul:.4g} µL would "
             f"overfill it",
             field="/volume",
-            hint=(f"at most {in_unit(free, unit)} into {well}" if free > EPS_UL
-                  else f"{well} is full; use another well"),
+            hint=(
+                f"at most {in_unit(free, unit)} into {well}"
+                if free > EPS_UL
+                else f"{well} is full; use another well"
+            ),
         )

@@ -55,14 +55,19 @@ class DeckView:
         resources = self.deck.get_all_resources()
         self.tip_racks = [r for r in resources if isinstance(r, TipRack)]
         self.labware = [
-            r for r in resources
+            r
+            for r in resources
             if (isinstance(r, Plate) and r.num_items > 0)
-            or (isinstance(r, Container) and not isinstance(r, Trash)
-                and not isinstance(r.parent, ItemizedResource))
+            or (
+                isinstance(r, Container)
+                and not isinstance(r, Trash)
+                and not isinstance(r.parent, ItemizedResource)
+            )
         ]
         self._wells = {
             r.name: dict(zip(_identifiers(r), r.get_all_items(), strict=True))
-            for r in self.labware if isinstance(r, Plate)
+            for r in self.labware
+            if isinstance(r, Plate)
         }
         self._spots = {
             id(spot): f"{rack.name}:{ident}"
@@ -81,25 +86,36 @@ class DeckView:
                 item = wells.get(well.upper())
             if item is not None:
                 return item, f"{name}:{_item_id(wells, item, well)}"
-            raise UnknownResource(f"{name!r} has no well {well!r}", field=field,
-                                  hint=f"wells of {name}: {_range_hint(wells)}")
+            raise UnknownResource(
+                f"{name!r} has no well {well!r}",
+                field=field,
+                hint=f"wells of {name}: {_range_hint(wells)}",
+            )
         resource = self._resource(name)
         if resource is None or isinstance(resource, TipRack | TipSpot | Trash):
-            raise UnknownResource(f"no labware named {name!r}", field=field,
-                                  hint=f"labware: {self.labware_hint()}")
+            raise UnknownResource(
+                f"no labware named {name!r}", field=field, hint=f"labware: {self.labware_hint()}"
+            )
         if wells is not None:
             if len(wells) == 1:
                 ident, only = next(iter(wells.items()))
                 return only, f"{name}:{ident}"
-            raise UnknownResource(f"{name!r} has several wells; name one", field=field,
-                                  hint=f"e.g. '{name}:A1'; wells: {_range_hint(wells)}")
+            raise UnknownResource(
+                f"{name!r} has several wells; name one",
+                field=field,
+                hint=f"e.g. '{name}:A1'; wells: {_range_hint(wells)}",
+            )
         if isinstance(resource, Container) and not isinstance(resource, Well):
             if sep:
-                raise UnknownResource(f"{name!r} has no wells; name it alone", field=field,
-                                      hint=f"'{name}'")
+                raise UnknownResource(
+                    f"{name!r} has no wells; name it alone", field=field, hint=f"'{name}'"
+                )
             return resource, name
-        raise UnknownResource(f"{name!r} is not labware that holds liquid", field=field,
-                              hint=f"labware: {self.labware_hint()}")
+        raise UnknownResource(
+            f"{name!r} is not labware that holds liquid",
+            field=field,
+            hint=f"labware: {self.labware_hint()}",
+        )
 
     def _resource(self, name: str) -> Resource | None:
         if not name or not self.deck.has_resource(name):
@@ -114,14 +130,17 @@ class DeckView:
         """One of :attr:`tip_racks` by name."""
         resource = self._resource(name)
         if not isinstance(resource, TipRack) or resource not in self.tip_racks:
-            raise UnknownResource(f"no tip rack named {name!r}", field=field,
-                                  hint=f"tip racks: {self.tips_hint()}")
+            raise UnknownResource(
+                f"no tip rack named {name!r}", field=field, hint=f"tip racks: {self.tips_hint()}"
+            )
         return resource
 
     def tips_left(self) -> dict[str, int]:
         """Unused tips per rack, as PLR's tip trackers believe."""
-        return {rack.name: sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
-                for rack in self.tip_racks}
+        return {
+            rack.name: sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
+            for rack in self.tip_racks
+        }
 
     def tips_hint(self) -> str:
         left = self.tips_left()
@@ -147,22 +166,27 @@ class DeckView:
         resource = self._resource(name)
         if not isinstance(resource, Plate):
             plates = ", ".join(r.name for r in self.labware if isinstance(r, Plate)) or "none"
-            raise UnknownResource(f"no plate named {name!r}", field=field,
-                                  hint=f"plates: {plates}")
+            raise UnknownResource(f"no plate named {name!r}", field=field, hint=f"plates: {plates}")
         return resource
 
     def site(self, name: str, field: str) -> ResourceHolder:
         """A plate site (a carrier's plate holder or a plate reader) named ``name``."""
         resource = self._resource(name)
         if not _is_plate_site(resource):
-            raise UnknownResource(f"no plate site named {name!r}", field=field,
-                                  hint=f"free sites: {', '.join(self.free_sites()) or 'none'}")
+            raise UnknownResource(
+                f"no plate site named {name!r}",
+                field=field,
+                hint=f"free sites: {', '.join(self.free_sites()) or 'none'}",
+            )
         return cast(ResourceHolder, resource)
 
     def free_sites(self) -> list[str]:
         """Plate sites with nothing on them, readers included."""
-        return [r.name for r in self.deck.get_all_resources()
-                if _is_plate_site(r) and r.resource is None]
+        return [
+            r.name
+            for r in self.deck.get_all_resources()
+            if _is_plate_site(r) and r.resource is None
+        ]
 
     # -- belief --------------------------------------------------------------------------------
     def labware_state(self) -> list[dict[str, Any]]:
@@ -171,8 +195,9 @@ class DeckView:
         for labware in self.labware:
             wells = self._wells.get(labware.name)
             if wells is not None:
-                volumes = {k: round(w.tracker.volume, 4)
-                           for k, w in wells.items() if w.tracker.volume > 0}
+                volumes = {
+                    k: round(w.tracker.volume, 4) for k, w in wells.items() if w.tracker.volume > 0
+                }
                 capacity = next(iter(wells.values())).max_volume
                 kind = "reservoir" if capacity >= RESERVOIR_WELL_UL else "plate"
             else:
@@ -181,9 +206,15 @@ class DeckView:
                 capacity = labware.max_volume
                 kind = labware.category or "container"
             parent = labware.parent
-            out.append({"name": labware.name, "kind": kind,
-                        "location": parent.name if parent is not None else "off deck",
-                        "well_capacity": qty(round(float(capacity), 4), UL), "wells": volumes})
+            out.append(
+                {
+                    "name": labware.name,
+                    "kind": kind,
+                    "location": parent.name if parent is not None else "off deck",
+                    "well_capacity": qty(round(float(capacity), 4), UL),
+                    "wells": volumes,
+                }
+            )
         return out
 
 

@@ -109,7 +109,9 @@ class PLRLiquidHandler(LiquidHandler):
         if have < self.limits.channels:
             raise InstrumentError(
                 f"the backend has {have} channels, fewer than the {self.limits.channels} "
-                "configured", hint=f"configure channels = {have}")
+                "configured",
+                hint=f"configure channels = {have}",
+            )
 
     async def stop(self) -> None:
         if self.plr.setup_finished:
@@ -121,21 +123,28 @@ class PLRLiquidHandler(LiquidHandler):
         chans = self._channels(channels)
         for i, ch in enumerate(channels):
             if self._head(ch).has_tip:
-                raise PreconditionFailed(f"channel {ch} already has a tip",
-                                         field=f"/channels/{i}",
-                                         hint="drop it first (lh_drop_tips)")
+                raise PreconditionFailed(
+                    f"channel {ch} already has a tip",
+                    field=f"/channels/{i}",
+                    hint="drop it first (lh_drop_tips)",
+                )
         spots = self.view.next_tips(rack, len(chans))
         if len(spots) < len(chans):
-            raise Interlock(f"{rack.name} has {len(spots)} tips left, {len(chans)} needed",
-                            field="/tip_rack", hint=f"tip racks: {self.view.tips_hint()}")
+            raise Interlock(
+                f"{rack.name} has {len(spots)} tips left, {len(chans)} needed",
+                field="/tip_rack",
+                hint=f"tip racks: {self.view.tips_hint()}",
+            )
         tips = [spot.get_tip() for spot in spots]
         tip_type = self._tip_type(tips[0], "/tip_rack")
         backend = self.plr.backend
         for ch, tip in zip(chans, tips, strict=True):
             if not backend.can_pick_up_tip(ch, tip):
-                raise NotSupported(f"channel {ch} cannot take {tip_type.name} tips",
-                                   field=f"/channels/{list(channels).index(ch)}",
-                                   hint="use another channel or tip rack")
+                raise NotSupported(
+                    f"channel {ch} cannot take {tip_type.name} tips",
+                    field=f"/channels/{list(channels).index(ch)}",
+                    hint="use another channel or tip rack",
+                )
         require_tracking()
         snap = TrackerSnapshot(spots=spots, head=[self.plr.head[ch] for ch in chans])
         try:
@@ -144,24 +153,30 @@ class PLRLiquidHandler(LiquidHandler):
             snap.restore()
             raise tool_error(exc, "pick_up_tips") from exc
         left = sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
-        mounted = [{"channel": ch, "tip": self.view.spot_name(spot), "tip_type": tip_type.name}
-                   for ch, spot in zip(chans, spots, strict=True)]
+        mounted = [
+            {"channel": ch, "tip": self.view.spot_name(spot), "tip_type": tip_type.name}
+            for ch, spot in zip(chans, spots, strict=True)
+        ]
         return {"tips": mounted, "tips_left": left}  # type: ignore[typeddict-item]
 
     async def drop_tips(self, channels: Sequence[int]) -> TipsDropped:
         chans = self._channels(channels)
         for i, ch in enumerate(channels):
             if not self._head(ch).has_tip:
-                raise PreconditionFailed(f"channel {ch} has no tip", field=f"/channels/{i}",
-                                         hint="channels with tips: " + self._tipped_hint())
+                raise PreconditionFailed(
+                    f"channel {ch} has no tip",
+                    field=f"/channels/{i}",
+                    hint="channels with tips: " + self._tipped_hint(),
+                )
         if not self.plr.deck.has_resource("trash"):
             raise NotSupported("the deck has no trash to drop tips into")
         trash = self.plr.deck.get_trash_area()
         require_tracking()
         snap = TrackerSnapshot(head=[self.plr.head[ch] for ch in chans])
         try:
-            await self.plr.drop_tips([trash] * len(chans), use_channels=chans,
-                                     allow_nonzero_volume=True)
+            await self.plr.drop_tips(
+                [trash] * len(chans), use_channels=chans, allow_nonzero_volume=True
+            )
         except Exception as exc:
             snap.restore()
             raise tool_error(exc, "drop_tips") from exc
@@ -182,28 +197,46 @@ class PLRLiquidHandler(LiquidHandler):
         tip = self._mounted(channel)
         check_tip_range(ul, volume, self._tip_type(tip))
         tracker = container.tracker
-        check_expel(ul, volume, channel=channel, tip_holds=tip.tracker.get_used_volume(),
-                    well=ref, well_holds=tracker.get_used_volume(),
-                    well_capacity=tracker.max_volume)
+        check_expel(
+            ul,
+            volume,
+            channel=channel,
+            tip_holds=tip.tracker.get_used_volume(),
+            well=ref,
+            well_holds=tracker.get_used_volume(),
+            well_capacity=tracker.max_volume,
+        )
         await self._dispense(channel, container, ul)
         return self._moved(channel, ref, container, tip, ul)
 
-    async def transfer(self, channel: int, source: str, destination: str,
-                       volume: pint.Quantity) -> TransferDone:
+    async def transfer(
+        self, channel: int, source: str, destination: str, volume: pint.Quantity
+    ) -> TransferDone:
         ul = magnitude(volume, UL)
         src, src_ref = self.view.container(source, "/source")
         dst, dst_ref = self.view.container(destination, "/destination")
         tip = self._mounted(channel)
         self._check_draw(channel, tip, src, src_ref, ul, volume)
         dst_holds = dst.tracker.get_used_volume() - (ul if dst is src else 0.0)
-        check_expel(ul, volume, channel=channel, tip_holds=tip.tracker.get_used_volume() + ul,
-                    well=dst_ref, well_holds=dst_holds, well_capacity=dst.tracker.max_volume)
+        check_expel(
+            ul,
+            volume,
+            channel=channel,
+            tip_holds=tip.tracker.get_used_volume() + ul,
+            well=dst_ref,
+            well_holds=dst_holds,
+            well_capacity=dst.tracker.max_volume,
+        )
         await self._aspirate(channel, src, ul)
         await self._dispense(channel, dst, ul, after="aspirated from " + src_ref)
-        return {"channel": channel, "source": src_ref, "destination": dst_ref,
-                "volume": qty(round(ul, 4), UL),
-                "source_volume": qty(round(src.tracker.get_used_volume(), 4), UL),
-                "destination_volume": qty(round(dst.tracker.get_used_volume(), 4), UL)}
+        return {
+            "channel": channel,
+            "source": src_ref,
+            "destination": dst_ref,
+            "volume": qty(round(ul, 4), UL),
+            "source_volume": qty(round(src.tracker.get_used_volume(), 4), UL),
+            "destination_volume": qty(round(dst.tracker.get_used_volume(), 4), UL),
+        }
 
     async def mix(self, channel: int, well: str, volume: pint.Quantity, cycles: int) -> MixDone:
         ul = magnitude(volume, UL)
@@ -211,14 +244,16 @@ class PLRLiquidHandler(LiquidHandler):
         tip = self._mounted(channel)
         cycle_range = self.limits.mix_cycles
         if not cycle_range.contains(cycles):
-            raise OutOfRange(f"{cycles} mix cycles is outside the allowed range",
-                             field="/cycles", hint=f"allowed: {cycle_range.describe()}")
+            raise OutOfRange(
+                f"{cycles} mix cycles is outside the allowed range",
+                field="/cycles",
+                hint=f"allowed: {cycle_range.describe()}",
+            )
         self._check_draw(channel, tip, container, ref, ul, volume)
         for cycle in range(cycles):
             await self._aspirate(channel, container, ul)
             await self._dispense(channel, container, ul, after=f"mix cycle {cycle + 1}")
-        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL),
-                "cycles": cycles}
+        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL), "cycles": cycles}
 
     # -- plates --------------------------------------------------------------------------------
     async def move_plate(self, plate: str, destination: str) -> PlateMoved:
@@ -229,14 +264,19 @@ class PLRLiquidHandler(LiquidHandler):
         site = self.view.site(destination, "/destination")
         if site.resource is not None:
             free = ", ".join(self.view.free_sites()) or "none"
-            raise Interlock(f"{destination} is occupied by {site.resource.name}",
-                            field="/destination", hint=f"free sites: {free}")
+            raise Interlock(
+                f"{destination} is occupied by {site.resource.name}",
+                field="/destination",
+                hint=f"free sites: {free}",
+            )
         if self.plr.backend.num_arms < 1:
             raise NotSupported("this liquid handler has no gripper")
         held = self.plr.get_picked_up_resource()
         if held is not None:
-            raise PreconditionFailed(f"the gripper still holds {held.name}",
-                                     hint="an earlier move failed; recover the instrument")
+            raise PreconditionFailed(
+                f"the gripper still holds {held.name}",
+                hint="an earlier move failed; recover the instrument",
+            )
         try:
             await self.plr.move_plate(moving, site)
         except Exception as exc:
@@ -251,8 +291,9 @@ class PLRLiquidHandler(LiquidHandler):
         try:
             await self.plr.drop_resource(origin)
         except Exception:
-            log.exception("could not put %s back on %s after a failed move", plate.name,
-                          origin.name)
+            log.exception(
+                "could not put %s back on %s after a failed move", plate.name, origin.name
+            )
 
     # -- belief --------------------------------------------------------------------------------
     async def get_deck(self) -> DeckState:
@@ -265,47 +306,70 @@ class PLRLiquidHandler(LiquidHandler):
         for ch in range(self.limits.channels):
             tracker = self.plr.head.get(ch)
             tip = tracker.get_tip() if tracker is not None and tracker.has_tip else None
-            channels.append({
-                "channel": ch,
-                "tip": self.view.spot_name(tracker.get_tip_origin()) if tip else None,
-                "tip_volume": qty(round(tip.tracker.volume, 4) if tip else 0.0, UL),
-            })
-        return {"labware": self.view.labware_state(), "tips_left": self.view.tips_left(),
-                "channels": channels, "volume_unit": UL, "labels": dict(self.labels),
-                "free_sites": self.view.free_sites()}
+            channels.append(
+                {
+                    "channel": ch,
+                    "tip": self.view.spot_name(tracker.get_tip_origin()) if tip else None,
+                    "tip_volume": qty(round(tip.tracker.volume, 4) if tip else 0.0, UL),
+                }
+            )
+        return {
+            "labware": self.view.labware_state(),
+            "tips_left": self.view.tips_left(),
+            "channels": channels,
+            "volume_unit": UL,
+            "labels": dict(self.labels),
+            "free_sites": self.view.free_sites(),
+        }
 
     # -- helpers -------------------------------------------------------------------------------
     def _channels(self, channels: Sequence[int]) -> list[int]:
         chans = list(channels)
         if not chans:
-            raise InvalidArguments("name at least one channel", field="/channels",
-                                   hint=f"channels: {self.limits.channel.describe()}")
+            raise InvalidArguments(
+                "name at least one channel",
+                field="/channels",
+                hint=f"channels: {self.limits.channel.describe()}",
+            )
         seen: set[int] = set()
         for i, ch in enumerate(chans):
             if not self.limits.channel.contains(ch):
-                raise OutOfRange(f"there is no channel {ch}", field=f"/channels/{i}",
-                                 hint=f"channels: {self.limits.channel.describe()}")
+                raise OutOfRange(
+                    f"there is no channel {ch}",
+                    field=f"/channels/{i}",
+                    hint=f"channels: {self.limits.channel.describe()}",
+                )
             if ch in seen:
-                raise InvalidArguments(f"channel {ch} is listed twice", field=f"/channels/{i}",
-                                       hint="list each channel once")
+                raise InvalidArguments(
+                    f"channel {ch} is listed twice",
+                    field=f"/channels/{i}",
+                    hint="list each channel once",
+                )
             seen.add(ch)
         return sorted(chans)
 
     def _head(self, channel: int) -> Any:
         tracker = self.plr.head.get(channel)
         if tracker is None:
-            raise PreconditionFailed(f"channel {channel} is not available",
-                                     hint="the liquid handler is not set up")
+            raise PreconditionFailed(
+                f"channel {channel} is not available", hint="the liquid handler is not set up"
+            )
         return tracker
 
     def _mounted(self, channel: int) -> Tip:
         if not self.limits.channel.contains(channel):
-            raise OutOfRange(f"there is no channel {channel}", field="/channel",
-                             hint=f"channels: {self.limits.channel.describe()}")
+            raise OutOfRange(
+                f"there is no channel {channel}",
+                field="/channel",
+                hint=f"channels: {self.limits.channel.describe()}",
+            )
         tracker = self.plr.head.get(channel)
         if tracker is None or not tracker.has_tip:
-            raise PreconditionFailed(f"channel {channel} has no tip", field="/channel",
-                                     hint="pick one up first (lh_pick_up_tips)")
+            raise PreconditionFailed(
+                f"channel {channel} has no tip",
+                field="/channel",
+                hint="pick one up first (lh_pick_up_tips)",
+            )
         return tracker.get_tip()
 
     def _tipped_hint(self) -> str:
@@ -316,8 +380,11 @@ class PLRLiquidHandler(LiquidHandler):
         nominal = float(getattr(tip, "nominal_volume", None) or tip.maximal_volume)
         tip_type = self._types.get(nominal)
         if tip_type is None:
-            raise NotSupported(f"no tip type is configured for {nominal:g} µL tips", field=field,
-                               hint=f"tip types: {', '.join(t.name for t in self._types.values())}")
+            raise NotSupported(
+                f"no tip type is configured for {nominal:g} µL tips",
+                field=field,
+                hint=f"tip types: {', '.join(t.name for t in self._types.values())}",
+            )
         return tip_type
 
     def _usable(self, rack: TipRack) -> bool:
@@ -337,32 +404,48 @@ class PLRLiquidHandler(LiquidHandler):
             dead = self._dead[id(container)] = dead_volume_ul(container)
         return dead
 
-    def _check_draw(self, channel: int, tip: Tip, container: Container, ref: str, ul: float,
-                    volume: pint.Quantity) -> None:
+    def _check_draw(
+        self,
+        channel: int,
+        tip: Tip,
+        container: Container,
+        ref: str,
+        ul: float,
+        volume: pint.Quantity,
+    ) -> None:
         tip_type = self._tip_type(tip)
         check_tip_range(ul, volume, tip_type)
-        check_draw(ul, volume, channel=channel, tip_type=tip_type,
-                   tip_holds=tip.tracker.get_used_volume(), well=ref,
-                   well_holds=container.tracker.get_used_volume(),
-                   dead=self._dead_volume(container))
+        check_draw(
+            ul,
+            volume,
+            channel=channel,
+            tip_type=tip_type,
+            tip_holds=tip.tracker.get_used_volume(),
+            well=ref,
+            well_holds=container.tracker.get_used_volume(),
+            dead=self._dead_volume(container),
+        )
 
     async def _aspirate(self, channel: int, container: Container, ul: float) -> None:
         require_tracking()
         snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
         try:
-            await self.plr.aspirate([container], vols=[ul], use_channels=[channel],
-                                    spread=_spread(container))
+            await self.plr.aspirate(
+                [container], vols=[ul], use_channels=[channel], spread=_spread(container)
+            )
         except Exception as exc:
             snap.restore()
             raise tool_error(exc, f"aspirate on channel {channel}") from exc
 
-    async def _dispense(self, channel: int, container: Container, ul: float,
-                        after: str | None = None) -> None:
+    async def _dispense(
+        self, channel: int, container: Container, ul: float, after: str | None = None
+    ) -> None:
         require_tracking()
         snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
         try:
-            await self.plr.dispense([container], vols=[ul], use_channels=[channel],
-                                    spread=_spread(container))
+            await self.plr.dispense(
+                [container], vols=[ul], use_channels=[channel], spread=_spread(container)
+            )
         except Exception as exc:
             snap.restore()
             error = tool_error(exc, f"dispense on channel {channel}")
@@ -370,11 +453,16 @@ class PLRLiquidHandler(LiquidHandler):
                 error.message += f" (after it {after}: the liquid is in the tip)"
             raise error from exc
 
-    def _moved(self, channel: int, ref: str, container: Container, tip: Tip,
-               ul: float) -> LiquidMoved:
-        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL),
-                "tip_volume": qty(round(tip.tracker.get_used_volume(), 4), UL),
-                "well_volume": qty(round(container.tracker.get_used_volume(), 4), UL)}
+    def _moved(
+        self, channel: int, ref: str, container: Container, tip: Tip, ul: float
+    ) -> LiquidMoved:
+        return {
+            "channel": channel,
+            "well": ref,
+            "volume": qty(round(ul, 4), UL),
+            "tip_volume": qty(round(tip.tracker.get_used_volume(), 4), UL),
+            "well_volume": qty(round(container.tracker.get_used_volume(), 4), UL),
+        }
 
 
 def _spread(container: Container) -> str:
@@ -391,7 +479,8 @@ def _backend_channels(backend: LiquidHandlerBackend) -> int:
     if not isinstance(count, int) or count < 1:
         raise ValueError(
             f"{type(backend).__name__} does not know its channel count before setup; "
-            "give channels = <count>")
+            "give channels = <count>"
+        )
     return count
 
 

@@ -41,7 +41,6 @@ NM = "nanometer"
 DEFAULT_FOCAL_HEIGHT_MM = 8.5
 
 
-
 @dataclass(frozen=True, eq=False)
 class _PlateIndex:
     """A plate's wells by identifier, in reading order (row-major), with grid positions."""

@@ -67,8 +67,9 @@ class TrackerSnapshot:
         spots: Iterable[TipSpot] = (),
         head: Iterable[TipTracker] = (),
     ) -> None:
-        self._volumes = [(c.tracker, c.tracker.volume, c.tracker.pending_volume)
-                         for c in containers]
+        self._volumes = [
+            (c.tracker, c.tracker.volume, c.tracker.pending_volume) for c in containers
+        ]
         self._spots = [_tip_state(s.tracker) for s in spots]
         self._head = [_tip_state(t) for t in head]
 
@@ -86,7 +87,8 @@ def _tip_state(tracker: TipTracker) -> tuple[Any, ...]:
     pending = tracker._pending_tip
     pending_volume = (
         (pending.tracker.volume, pending.tracker.pending_volume)
-        if pending is not None and pending is not tip else None
+        if pending is not None and pending is not tip
+        else None
     )
     return tracker, tip, pending, tracker._tip_origin, tip_volume, pending_volume
 

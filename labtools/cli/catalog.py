@@ -36,8 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     schemas = sub.add_parser("schemas", help="write (or --check) the default lab's schemas/")
     schemas.add_argument("--dir", type=Path, default=Path("schemas"))
-    schemas.add_argument("--check", action="store_true",
-                         help="exit 1 if the files differ from what the code generates")
+    schemas.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if the files differ from what the code generates",
+    )
     schemas.set_defaults(func=_schemas)
 
 
@@ -54,9 +57,19 @@ def _call(args: argparse.Namespace) -> int:
     try:
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as exc:
-        print(json.dumps({"ok": False, "error": {"code": "invalid_arguments",
-                                                 "message": f"not JSON: {exc}", "field": "",
-                                                 "hint": "pass one JSON object"}}))
+        print(
+            json.dumps(
+                {
+                    "ok": False,
+                    "error": {
+                        "code": "invalid_arguments",
+                        "message": f"not JSON: {exc}",
+                        "field": "",
+                        "hint": "pass one JSON object",
+                    },
+                }
+            )
+        )
         return 2
     with open_lab(args) as lab:
         result = lab.call(args.name, arguments)
@@ -78,11 +91,15 @@ def render_schemas() -> dict[str, str]:
 def _schemas(args: argparse.Namespace) -> int:
     rendered = render_schemas()
     if args.check:
-        stale = [n for n, text in rendered.items()
-                 if not (args.dir / n).is_file() or (args.dir / n).read_text("utf-8") != text]
+        stale = [
+            n
+            for n, text in rendered.items()
+            if not (args.dir / n).is_file() or (args.dir / n).read_text("utf-8") != text
+        ]
         if stale:
-            print(f"schemas out of date: {', '.join(stale)}; run 'labtools schemas'",
-                  file=sys.stderr)
+            print(
+                f"schemas out of date: {', '.join(stale)}; run 'labtools schemas'", file=sys.stderr
+            )
             return 1
         print(f"schemas in sync ({len(rendered)} files)")
         return 0

@@ -10,8 +10,11 @@ from labtools.lab import Lab
 
 
 def add_lab_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lab", default="virtual",
-                        help="'virtual' (the built-in virtual lab) or a lab config TOML file")
+    parser.add_argument(
+        "--lab",
+        default="virtual",
+        help="'virtual' (the built-in virtual lab) or a lab config TOML file",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the virtual lab (default 0)")
 
 

@@ -28,16 +28,27 @@ def run_demo(seed: int = 0, out: Path = Path("out/demo"), as_json: bool = False)
         truth_um = _truth_micromolar(lab, protocol.unknown, outcome.dye)
         calls = protocol.call.calls
     paths = [
-        plots.plate_heatmap(outcome.plate_reading, outcome.wavelength_nm, out / "plate.png",
-                            "plate_1: standards (rows A–C), unknown (rows D–F), blanks (col 8)"),
+        plots.plate_heatmap(
+            outcome.plate_reading,
+            outcome.wavelength_nm,
+            out / "plate.png",
+            "plate_1: standards (rows A–C), unknown (rows D–F), blanks (col 8)",
+        ),
         plots.standard_curve(
-            outcome.curve, list(outcome.standards.values()),
+            outcome.curve,
+            list(outcome.standards.values()),
             [outcome.plate_reading[w] - outcome.blank for w in outcome.standards],
             [outcome.plate_reading[w] - outcome.blank for w in outcome.unknown_wells],
             outcome.estimate_um,
-            outcome.dilution, outcome.wavelength_nm, out / "standard_curve.png"),
-        plots.spectrum_plot(outcome.spectrum, out / "spectrum.png",
-                            f"unknown in the cuvette, diluted 13× (seed {seed})"),
+            outcome.dilution,
+            outcome.wavelength_nm,
+            out / "standard_curve.png",
+        ),
+        plots.spectrum_plot(
+            outcome.spectrum,
+            out / "spectrum.png",
+            f"unknown in the cuvette, diluted 13× (seed {seed})",
+        ),
     ]
     elapsed = time.perf_counter() - started
     if as_json:
@@ -53,8 +64,7 @@ def _truth_micromolar(lab: Lab, well: str, species: str) -> float:
     return world.contents(well).concentration(species) * 1e6
 
 
-def _summary(outcome: Outcome, truth_um: float, journal: Path, paths: list[Path]
-             ) -> dict[str, Any]:
+def _summary(outcome: Outcome, truth_um: float, journal: Path, paths: list[Path]) -> dict[str, Any]:
     return {
         "estimate": {"value": round(outcome.estimate_um, 3), "unit": "micromolar"},
         "uncertainty": {"value": round(outcome.sd_um, 3), "unit": "micromolar"},
@@ -64,26 +74,35 @@ def _summary(outcome: Outcome, truth_um: float, journal: Path, paths: list[Path]
     }
 
 
-def _report(outcome: Outcome, truth_um: float, calls: int, elapsed: float, journal: Path,
-            paths: list[Path]) -> None:
+def _report(
+    outcome: Outcome, truth_um: float, calls: int, elapsed: float, journal: Path, paths: list[Path]
+) -> None:
     error = outcome.estimate_um - truth_um
     z = error / outcome.sd_um if outcome.sd_um > 0 else float("inf")
     write = sys.stdout.write
     write("\n")
-    write(f"dye: {outcome.dye}; absorbance peak from the top standard's spectrum: "
-          f"{outcome.wavelength_nm:g} nm\n")
-    write(f"standard curve: slope {outcome.curve.slope * 1000:.3f} mOD/µM, intercept "
-          f"{outcome.curve.intercept:+.4f} OD, R² {outcome.curve.r_squared:.5f} "
-          f"({outcome.curve.points} wells)\n")
+    write(
+        f"dye: {outcome.dye}; absorbance peak from the top standard's spectrum: "
+        f"{outcome.wavelength_nm:g} nm\n"
+    )
+    write(
+        f"standard curve: slope {outcome.curve.slope * 1000:.3f} mOD/µM, intercept "
+        f"{outcome.curve.intercept:+.4f} OD, R² {outcome.curve.r_squared:.5f} "
+        f"({outcome.curve.points} wells)\n"
+    )
     write(f"unknown diluted {outcome.dilution:g}× for reading\n")
-    write(f"estimate (standard curve):   {outcome.estimate_um:8.2f} ± {outcome.sd_um:.2f} µM "
-          f"(1 sd)\n")
+    write(
+        f"estimate (standard curve):   {outcome.estimate_um:8.2f} ± {outcome.sd_um:.2f} µM (1 sd)\n"
+    )
     shares = ", ".join(f"{k} {v * 100:.1f} %" for k, v in outcome.budget.items())
     write(f"  uncertainty budget (relative, 1 sd): {shares}\n")
     if outcome.spectrometer_estimate_um is not None:
-        write(f"cross-check (spectrometer, ε from the literature): "
-              f"{outcome.spectrometer_estimate_um:8.2f} µM\n")
-    write(f"hidden truth:                {truth_um:8.2f} µM   (error {error:+.2f} µM, "
-          f"{z:+.1f} sd)\n")
+        write(
+            f"cross-check (spectrometer, ε from the literature): "
+            f"{outcome.spectrometer_estimate_um:8.2f} µM\n"
+        )
+    write(
+        f"hidden truth:                {truth_um:8.2f} µM   (error {error:+.2f} µM, {z:+.1f} sd)\n"
+    )
     write(f"{calls} tool calls in {elapsed:.1f} s; journal {journal}\n")
     write("plots: " + ", ".join(str(p) for p in paths) + "\n")

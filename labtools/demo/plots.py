@@ -19,8 +19,7 @@ def _pyplot() -> Any:
     return plt
 
 
-def plate_heatmap(values: dict[str, float], wavelength_nm: float, path: Path,
-                  title: str) -> Path:
+def plate_heatmap(values: dict[str, float], wavelength_nm: float, path: Path, title: str) -> Path:
     """A 96-well plate of OD values, each well labelled with its reading."""
     plt = _pyplot()
     rows, cols = "ABCDEFGH", range(1, 13)
@@ -35,8 +34,15 @@ def plate_heatmap(values: dict[str, float], wavelength_nm: float, path: Path,
         for j, c in enumerate(cols):
             value = values.get(f"{r}{c}")
             if value is not None:
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value > 0.6 * np.nanmax(grid) else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if value > 0.6 * np.nanmax(grid) else "black",
+                )
     fig.colorbar(image, ax=ax, label=f"absorbance at {wavelength_nm:g} nm (OD)")
     ax.set_title(title)
     fig.tight_layout()
@@ -45,15 +51,26 @@ def plate_heatmap(values: dict[str, float], wavelength_nm: float, path: Path,
     return path
 
 
-def standard_curve(curve: StandardCurve, concentrations: list[float],
-                   absorbances: list[float], unknown_od: list[float], estimate_um: float,
-                   dilution: float, wavelength_nm: float, path: Path) -> Path:
+def standard_curve(
+    curve: StandardCurve,
+    concentrations: list[float],
+    absorbances: list[float],
+    unknown_od: list[float],
+    estimate_um: float,
+    dilution: float,
+    wavelength_nm: float,
+    path: Path,
+) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=120)
     ax.plot(concentrations, absorbances, "o", label="standards (blank-corrected)")
     x = np.linspace(0, max(concentrations) * 1.05, 50)
-    ax.plot(x, curve.intercept + curve.slope * x, "-",
-            label=f"fit: slope {curve.slope * 1000:.2f} mOD/µM, R² {curve.r_squared:.4f}")
+    ax.plot(
+        x,
+        curve.intercept + curve.slope * x,
+        "-",
+        label=f"fit: slope {curve.slope * 1000:.2f} mOD/µM, R² {curve.r_squared:.4f}",
+    )
     in_plate = estimate_um / dilution
     ax.plot([in_plate] * len(unknown_od), unknown_od, "s", label="unknown, as read in the plate")
     ax.set_xlabel("tartrazine concentration in the well (µM)")
@@ -77,8 +94,13 @@ def spectrum_plot(spectrum: dict[str, Any], path: Path, title: str) -> Path:
     ax.plot(nm[keep], absorbance[keep], lw=1)
     peak = spectrum["peak_wavelength"]["value"]
     ax.axvline(peak, ls="--", lw=0.8, color="gray")
-    ax.annotate(f"peak {peak:.0f} nm", (peak, spectrum["peak_absorbance"]),
-                textcoords="offset points", xytext=(8, -4), fontsize=8)
+    ax.annotate(
+        f"peak {peak:.0f} nm",
+        (peak, spectrum["peak_absorbance"]),
+        textcoords="offset points",
+        xytext=(8, -4),
+        fontsize=8,
+    )
     ax.set_xlabel("wavelength (nm)")
     ax.set_ylabel("absorbance (OD, 1 cm)")
     ax.set_title(title)

@@ -111,10 +111,14 @@ class DyeQuantification:
 
         standards = self._serial_dilution(stock_um)
         self.call("lh_move_plate", plate="plate_1", destination="reader")
-        top = self.call("reader_read_absorbance_spectrum", plate="plate_1",
-                        wells=[f"{r}1" for r in REPLICATE_ROWS],
-                        start={"value": 350, "unit": NM}, stop={"value": 550, "unit": NM},
-                        step={"value": 2, "unit": NM})
+        top = self.call(
+            "reader_read_absorbance_spectrum",
+            plate="plate_1",
+            wells=[f"{r}1" for r in REPLICATE_ROWS],
+            start={"value": 350, "unit": NM},
+            stop={"value": 550, "unit": NM},
+            step={"value": 2, "unit": NM},
+        )
         peak = top["peaks"]["A1"]["wavelength"]["value"]
         wavelength = {"value": peak, "unit": NM}
 
@@ -122,8 +126,9 @@ class DyeQuantification:
         dilution, column = 1.0, 1
         self._unknown_into(column, dilution)
         while True:
-            reading = self.call("reader_read_absorbance", plate="plate_1", wavelength=wavelength,
-                                wells=[])
+            reading = self.call(
+                "reader_read_absorbance", plate="plate_1", wavelength=wavelength, wells=[]
+            )
             values = reading["values"]
             blank = sum(values[f"{r}{STEPS + 1}"] for r in REPLICATE_ROWS) / 3
             top_od = sum(values[f"{r}1"] for r in REPLICATE_ROWS) / 3 - blank
@@ -149,14 +154,27 @@ class DyeQuantification:
         budget = {
             "fit and replicates": sd / c,
             "stock certificate": stock_tolerance,
-            "pipetting (ISO 8655)": ((mpe / self.stock_ul) ** 2
-                                     + (mpe / (WELL_UL / dilution)) ** 2) ** 0.5,
+            "pipetting (ISO 8655)": ((mpe / self.stock_ul) ** 2 + (mpe / (WELL_UL / dilution)) ** 2)
+            ** 0.5,
         }
         relative = sum(v**2 for v in budget.values()) ** 0.5
         spectrum, spec_um = self._cuvette_spectrum(peak)
         estimate = c * dilution
-        return Outcome(self.dye, peak, curve, standards, unknown_wells, dilution, estimate,
-                       estimate * relative, values, blank, budget, spectrum, spec_um)
+        return Outcome(
+            self.dye,
+            peak,
+            curve,
+            standards,
+            unknown_wells,
+            dilution,
+            estimate,
+            estimate * relative,
+            values,
+            blank,
+            budget,
+            spectrum,
+            spec_um,
+        )
 
     # -- steps ---------------------------------------------------------------------------------
     def _fresh_tip(self, rack: str = "tips_300ul") -> None:
@@ -170,9 +188,10 @@ class DyeQuantification:
         self._fresh_tip()
         per_fill = int(280 // volume)
         for i in range(0, len(wells), per_fill):
-            batch = wells[i:i + per_fill]
-            self.call("lh_aspirate", channel=self.channel, well=source,
-                      volume=ul(volume * len(batch)))
+            batch = wells[i : i + per_fill]
+            self.call(
+                "lh_aspirate", channel=self.channel, well=source, volume=ul(volume * len(batch))
+            )
             for well in batch:
                 self.call("lh_dispense", channel=self.channel, well=well, volume=ul(volume))
         self._drop()
@@ -188,21 +207,42 @@ class DyeQuantification:
         standards: dict[str, float] = {}
         for row in REPLICATE_ROWS:
             self._fresh_tip()
-            self.call("lh_transfer", channel=self.channel, source=self.stock,
-                      destination=f"plate_1:{row}1", volume=ul(stock_ul))
-            self.call("lh_mix", channel=self.channel, well=f"plate_1:{row}1", volume=ul(150),
-                      cycles=5)
+            self.call(
+                "lh_transfer",
+                channel=self.channel,
+                source=self.stock,
+                destination=f"plate_1:{row}1",
+                volume=ul(stock_ul),
+            )
+            self.call(
+                "lh_mix", channel=self.channel, well=f"plate_1:{row}1", volume=ul(150), cycles=5
+            )
             self._drop()
             for col in range(1, STEPS):
                 self._fresh_tip()
-                self.call("lh_transfer", channel=self.channel, source=f"plate_1:{row}{col}",
-                          destination=f"plate_1:{row}{col + 1}", volume=ul(WELL_UL))
-                self.call("lh_mix", channel=self.channel, well=f"plate_1:{row}{col + 1}",
-                          volume=ul(150), cycles=5)
+                self.call(
+                    "lh_transfer",
+                    channel=self.channel,
+                    source=f"plate_1:{row}{col}",
+                    destination=f"plate_1:{row}{col + 1}",
+                    volume=ul(WELL_UL),
+                )
+                self.call(
+                    "lh_mix",
+                    channel=self.channel,
+                    well=f"plate_1:{row}{col + 1}",
+                    volume=ul(150),
+                    cycles=5,
+                )
                 self._drop()
             self._fresh_tip()  # the last step keeps 100 µL like the others
-            self.call("lh_transfer", channel=self.channel, source=f"plate_1:{row}{STEPS}",
-                      destination=self.waste, volume=ul(WELL_UL))
+            self.call(
+                "lh_transfer",
+                channel=self.channel,
+                source=f"plate_1:{row}{STEPS}",
+                destination=self.waste,
+                volume=ul(WELL_UL),
+            )
             self._drop()
             for col in range(1, STEPS + 1):
                 standards[f"{row}{col}"] = TOP_UM / 2 ** (col - 1)
@@ -215,8 +255,13 @@ class DyeQuantification:
             self._distribute(self.water, wells, WELL_UL - sample)
         for well in wells:
             self._fresh_tip()
-            self.call("lh_transfer", channel=self.channel, source=self.unknown, destination=well,
-                      volume=ul(sample))
+            self.call(
+                "lh_transfer",
+                channel=self.channel,
+                source=self.unknown,
+                destination=well,
+                volume=ul(sample),
+            )
             if dilution > 1:
                 self.call("lh_mix", channel=self.channel, well=well, volume=ul(80), cycles=5)
             self._drop()
@@ -226,8 +271,13 @@ class DyeQuantification:
         blank_ul, sample_ul = 1200.0, 100.0
         self._fresh_tip("tips_1000ul")
         for _ in range(2):
-            self.call("lh_transfer", channel=self.channel, source=self.water,
-                      destination="cuvette", volume=ul(blank_ul / 2))
+            self.call(
+                "lh_transfer",
+                channel=self.channel,
+                source=self.water,
+                destination="cuvette",
+                volume=ul(blank_ul / 2),
+            )
         self._drop()
         time_ms = 20.0
         for _ in range(6):  # choose the exposure: reference peak near 70 % of full scale
@@ -240,8 +290,13 @@ class DyeQuantification:
         self.call("spec_acquire_dark", scans=10)
         self.call("spec_acquire_reference", scans=10)
         self._fresh_tip()
-        self.call("lh_transfer", channel=self.channel, source=self.unknown,
-                  destination="cuvette", volume=ul(sample_ul))
+        self.call(
+            "lh_transfer",
+            channel=self.channel,
+            source=self.unknown,
+            destination="cuvette",
+            volume=ul(sample_ul),
+        )
         self.call("lh_mix", channel=self.channel, well="cuvette", volume=ul(250), cycles=8)
         self._drop()
         spectrum = self.call("spec_measure_absorbance", scans=10)
@@ -292,8 +347,12 @@ def _brief_result(result: ToolResult) -> str:
         error = result.error or {}
         return f"REFUSED {error.get('code')}: {error.get('message')}"
     data = result.data or {}
-    keys = [k for k in data if k not in ("values", "wavelengths", "absorbance", "labware",
-                                         "channels", "peaks", "labels")]
+    keys = [
+        k
+        for k in data
+        if k
+        not in ("values", "wavelengths", "absorbance", "labware", "channels", "peaks", "labels")
+    ]
     shown = {k: data[k] for k in keys[:3]}
     if "values" in data:
         shown["wells"] = len(data["values"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from typing_extensions import TypedDict
 
@@ -53,6 +53,12 @@ class LiquidHandlerLimits:
     @property
     def channel(self) -> Range:
         return Range(0, self.channels - 1)
+
+    @property
+    def tip_volumes(self) -> str:
+        """The volume range of each tip type, as text for tool descriptions."""
+        ranges = ", ".join(f"{t.name} {t.volume.describe()}" for t in self.tip_types)
+        return f"By tip type: {ranges}."
 
     @property
     def volume(self) -> Range:
@@ -166,7 +172,9 @@ class LiquidHandler(Instrument):
         self,
         channel: Annotated[int, Arg(_CHANNEL, within="channel")],
         well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[Volume, Arg("Volume to draw into the tip.", within="volume")],
+        volume: Annotated[
+            Volume, Arg("Volume to draw into the tip.", within="volume", note="tip_volumes")
+        ],
     ) -> LiquidMoved:
         """Aspirate liquid from a well into the tip on a channel.
 
@@ -179,7 +187,9 @@ class LiquidHandler(Instrument):
         self,
         channel: Annotated[int, Arg(_CHANNEL, within="channel")],
         well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[Volume, Arg("Volume to expel from the tip.", within="volume")],
+        volume: Annotated[
+            Volume, Arg("Volume to expel from the tip.", within="volume", note="tip_volumes")
+        ],
     ) -> LiquidMoved:
         """Dispense liquid from the tip on a channel into a well (which must have room)."""
 
@@ -190,7 +200,7 @@ class LiquidHandler(Instrument):
         channel: Annotated[int, Arg(_CHANNEL, within="channel")],
         source: Annotated[str, Arg("Well to aspirate from, as '<labware>:<well>'.")],
         destination: Annotated[str, Arg("Well to dispense into, as '<labware>:<well>'.")],
-        volume: Annotated[Volume, Arg("Volume to move.", within="volume")],
+        volume: Annotated[Volume, Arg("Volume to move.", within="volume", note="tip_volumes")],
     ) -> TransferDone:
         """Transfer a volume from one well to another with the tip on a channel.
 
@@ -203,7 +213,9 @@ class LiquidHandler(Instrument):
         self,
         channel: Annotated[int, Arg(_CHANNEL, within="channel")],
         well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[Volume, Arg("Volume drawn and expelled per cycle.", within="volume")],
+        volume: Annotated[
+            Volume, Arg("Volume drawn and expelled per cycle.", within="volume", note="tip_volumes")
+        ],
         cycles: Annotated[int, Arg("Number of aspirate/dispense cycles.", within="mix_cycles")],
     ) -> MixDone:
         """Mix a well by aspirating and dispensing in place with the tip on a channel."""
@@ -224,9 +236,3 @@ class LiquidHandler(Instrument):
     async def get_deck(self) -> DeckState:
         """Describe the deck: labware and where it is, the volume in each non-empty well (µL),
         tips left per rack, what each channel holds, stock labels and free plate sites."""
-
-    def describe_limits(self) -> dict[str, Any]:
-        return {
-            "channels": self.limits.channels,
-            "tip_types": {t.name: t.volume.describe() for t in self.limits.tip_types},
-        }

@@ -112,8 +112,13 @@ class PlateReader(Instrument):
         chosen = self._choose_wells(plate, wells)
         values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
         finite, saturated = _split(values, 4)
-        return {"plate": plate, "wavelength": _echo(wavelength), "unit": "OD",
-                "values": finite, "saturated": saturated}
+        return {
+            "plate": plate,
+            "wavelength": _echo(wavelength),
+            "unit": "OD",
+            "values": finite,
+            "saturated": saturated,
+        }
 
     @tool(read_only=True)
     async def read_absorbance_spectrum(
@@ -130,8 +135,11 @@ class PlateReader(Instrument):
         """
         low, high, by = magnitude(start, NM), magnitude(stop, NM), magnitude(step, NM)
         if high < low:
-            raise OutOfRange("stop lies below start", field="/stop",
-                             hint=f"give a stop of at least {start.magnitude:g} {start.units}")
+            raise OutOfRange(
+                "stop lies below start",
+                field="/stop",
+                hint=f"give a stop of at least {start.magnitude:g} {start.units}",
+            )
         count = int((high - low) / by + 1e-9) + 1
         if count > self.limits.spectrum_points:
             raise OutOfRange(
@@ -152,8 +160,10 @@ class PlateReader(Instrument):
                 saturated.append(well)
             finite = [v if v is not None else -math.inf for v in shown[well]]
             best = max(range(count), key=finite.__getitem__)
-            peaks[well] = {"wavelength": qty(grid[best], NM),
-                           "absorbance": shown[well][best] or 0.0}
+            peaks[well] = {
+                "wavelength": qty(grid[best], NM),
+                "absorbance": shown[well][best] or 0.0,
+            }
         handle = self.data.put({"plate": plate, "wavelengths_nm": grid, "absorbance": shown})
         inline = count * len(chosen) <= self.limits.inline_values
         return {
@@ -183,15 +193,22 @@ class PlateReader(Instrument):
         """
         ex, em = magnitude(excitation_wavelength, NM), magnitude(emission_wavelength, NM)
         if em <= ex:
-            raise OutOfRange("emission must be longer than excitation",
-                             field="/emission_wavelength",
-                             hint=f"give an emission wavelength above {ex:g} nm")
+            raise OutOfRange(
+                "emission must be longer than excitation",
+                field="/emission_wavelength",
+                hint=f"give an emission wavelength above {ex:g} nm",
+            )
         chosen = self._choose_wells(plate, wells)
         values = await self._read_fluorescence(plate, chosen, ex, em)
         finite, saturated = _split(values, 1)
-        return {"plate": plate, "excitation_wavelength": _echo(excitation_wavelength),
-                "emission_wavelength": _echo(emission_wavelength), "unit": "RFU",
-                "values": finite, "saturated": saturated}
+        return {
+            "plate": plate,
+            "excitation_wavelength": _echo(excitation_wavelength),
+            "emission_wavelength": _echo(emission_wavelength),
+            "unit": "RFU",
+            "values": finite,
+            "saturated": saturated,
+        }
 
     @tool(read_only=True)
     async def read_luminescence(
@@ -213,7 +230,8 @@ class PlateReader(Instrument):
         for i, well in enumerate(wells):
             if well not in known:
                 raise UnknownResource(
-                    f"plate {plate!r} has no well {well!r}", field=f"/wells/{i}",
+                    f"plate {plate!r} has no well {well!r}",
+                    field=f"/wells/{i}",
                     hint=f"wells run {existing[0]}–{existing[-1]}",
                 )
         return list(dict.fromkeys(wells))

@@ -165,11 +165,13 @@ class Spectrometer(Instrument):
         finite = np.where(np.isnan(smooth), -np.inf, smooth)
         peak = int(np.argmax(finite)) if np.isfinite(finite).any() else 0
         grid, compact = self._compact(wavelengths, absorbance)
-        handle = self.data.put({
-            "kind": "absorbance",
-            "wavelengths_nm": wavelengths.tolist(),
-            "absorbance": [None if np.isnan(a) else float(a) for a in absorbance],
-        })
+        handle = self.data.put(
+            {
+                "kind": "absorbance",
+                "wavelengths_nm": wavelengths.tolist(),
+                "absorbance": [None if np.isnan(a) else float(a) for a in absorbance],
+            }
+        )
         return {
             "integration_time": qty(integration * 1e3, "millisecond"),
             "scans": scans,
@@ -210,11 +212,13 @@ class Spectrometer(Instrument):
         wavelengths = self.wavelengths()
         full = self.full_scale()
         top = int(np.argmax(counts))
-        handle = self.data.put({
-            "kind": "counts",
-            "wavelengths_nm": wavelengths.tolist(),
-            "counts": counts.tolist(),
-        })
+        handle = self.data.put(
+            {
+                "kind": "counts",
+                "wavelengths_nm": wavelengths.tolist(),
+                "counts": counts.tolist(),
+            }
+        )
         return {
             "integration_time": qty(self._current_integration() * 1e3, "millisecond"),
             "scans": scans,
@@ -225,8 +229,9 @@ class Spectrometer(Instrument):
             "data": handle,
         }
 
-    def _compact(self, wavelengths: np.ndarray, values: np.ndarray
-                 ) -> tuple[list[float], list[float | None]]:
+    def _compact(
+        self, wavelengths: np.ndarray, values: np.ndarray
+    ) -> tuple[list[float], list[float | None]]:
         """Values averaged in bins of ``compact_step_nm`` around round wavelengths."""
         step = self.limits.compact_step_nm
         start = math.ceil(wavelengths[0] / step) * step
@@ -240,7 +245,8 @@ class Spectrometer(Instrument):
 
     def state(self) -> dict[str, Any]:
         return {
-            "integration_time": None if self._integration_s is None
+            "integration_time": None
+            if self._integration_s is None
             else qty(self._integration_s * 1e3, "millisecond"),
             "dark": self._dark is not None,
             "reference": self._reference is not None,
@@ -267,7 +273,7 @@ class Spectrometer(Instrument):
 def _boxcar(values: np.ndarray, wavelengths: np.ndarray, window_nm: float) -> np.ndarray:
     """``values`` averaged over a moving window of about ``window_nm`` (NaN-aware)."""
     spacing = float(np.median(np.diff(wavelengths))) if wavelengths.size > 1 else 1.0
-    width = max(int(round(window_nm / spacing)), 1)
+    width = max(round(window_nm / spacing), 1)
     if width == 1:
         return values
     kernel = np.ones(width)

@@ -16,22 +16,36 @@ def tool_result_message(message: Any, lab: Lab) -> tuple[dict[str, Any] | None, 
     Returns the ``user`` message of ``tool_result`` blocks to send next (``None`` if the model
     called no tool), and the calls made.
     """
-    calls = [run_call(lab, block.id, block.name, block.input)
-             for block in message.content if block.type == "tool_use"]
+    calls = [
+        run_call(lab, block.id, block.name, block.input)
+        for block in message.content
+        if block.type == "tool_use"
+    ]
     if not calls:
         return None, calls
     blocks = []
     for call in calls:
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id,
-                                 "content": result_json(call.result)}
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": call.id,
+            "content": result_json(call.result),
+        }
         if not call.result.ok:
             block["is_error"] = True
         blocks.append(block)
     return {"role": "user", "content": blocks}, calls
 
 
-def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 20, *,
-              system: str | None = None, max_tokens: int = 4096) -> AgentRun:
+def run_agent(
+    client: Any,
+    model: str,
+    lab: Lab,
+    prompt: str,
+    max_turns: int = 20,
+    *,
+    system: str | None = None,
+    max_tokens: int = 4096,
+) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
     ``client`` is an ``anthropic.Anthropic``.
@@ -42,15 +56,20 @@ def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 2
     extra = {"system": system} if system else {}
     while run.turns < max_turns:
         run.turns += 1
-        message = client.messages.create(model=model, max_tokens=max_tokens, messages=messages,
-                                         tools=tools, **extra)
+        message = client.messages.create(
+            model=model, max_tokens=max_tokens, messages=messages, tools=tools, **extra
+        )
         reply, calls = tool_result_message(message, lab)
         run.calls += calls
         if reply is None:
             run.final_text = "".join(b.text for b in message.content if b.type == "text")
             return run
-        messages.append({"role": "assistant",
-                         "content": [b.model_dump(exclude_none=True) for b in message.content]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in message.content],
+            }
+        )
         messages.append(reply)
     run.stopped = "max_turns"
     return run

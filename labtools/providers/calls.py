@@ -39,8 +39,11 @@ def run_call(lab: Lab, call_id: str, name: str, arguments: Any) -> ToolCall:
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            error = InvalidArguments(f"arguments are not valid JSON: {exc.msg}", field="",
-                                     hint="send the arguments as one JSON object")
+            error = InvalidArguments(
+                f"arguments are not valid JSON: {exc.msg}",
+                field="",
+                hint="send the arguments as one JSON object",
+            )
             return ToolCall(call_id, name, arguments, ToolResult.failure(error))
     return ToolCall(call_id, name, arguments, lab.call(name, arguments))
 

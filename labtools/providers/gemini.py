@@ -22,8 +22,10 @@ def function_response_content(response: Any, lab: Lab) -> tuple[Any | None, list
     """
     from google.genai import types
 
-    calls = [run_call(lab, fc.id or "", fc.name, dict(fc.args or {}))
-             for fc in (response.function_calls or [])]
+    calls = [
+        run_call(lab, fc.id or "", fc.name, dict(fc.args or {}))
+        for fc in (response.function_calls or [])
+    ]
     if not calls:
         return None, calls
     parts = []
@@ -36,8 +38,15 @@ def function_response_content(response: Any, lab: Lab) -> tuple[Any | None, list
     return types.Content(role="user", parts=parts), calls
 
 
-def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 20, *,
-              system: str | None = None) -> AgentRun:
+def run_agent(
+    client: Any,
+    model: str,
+    lab: Lab,
+    prompt: str,
+    max_turns: int = 20,
+    *,
+    system: str | None = None,
+) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
     ``client`` is a ``google.genai.Client``.
@@ -46,8 +55,9 @@ def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 2
 
     declarations = lab.tools("gemini")[0]["function_declarations"]
     config = types.GenerateContentConfig(
-        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(**d)
-                                                 for d in declarations])],
+        tools=[
+            types.Tool(function_declarations=[types.FunctionDeclaration(**d) for d in declarations])
+        ],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         system_instruction=system,
     )

@@ -19,10 +19,13 @@ def chat_tool_messages(message: Any, lab: Lab) -> tuple[list[dict[str, Any]], li
 
     Returns the ``{"role": "tool", ...}`` messages to append, and the calls made.
     """
-    calls = [run_call(lab, c.id, c.function.name, c.function.arguments)
-             for c in (message.tool_calls or [])]
-    messages = [{"role": "tool", "tool_call_id": c.id, "content": result_json(c.result)}
-                for c in calls]
+    calls = [
+        run_call(lab, c.id, c.function.name, c.function.arguments)
+        for c in (message.tool_calls or [])
+    ]
+    messages = [
+        {"role": "tool", "tool_call_id": c.id, "content": result_json(c.result)} for c in calls
+    ]
     return messages, calls
 
 
@@ -31,16 +34,28 @@ def responses_tool_outputs(response: Any, lab: Lab) -> tuple[list[dict[str, Any]
 
     Returns the ``function_call_output`` input items to send next, and the calls made.
     """
-    calls = [run_call(lab, item.call_id, item.name, item.arguments)
-             for item in response.output if item.type == "function_call"]
-    items = [{"type": "function_call_output", "call_id": c.id, "output": result_json(c.result)}
-             for c in calls]
+    calls = [
+        run_call(lab, item.call_id, item.name, item.arguments)
+        for item in response.output
+        if item.type == "function_call"
+    ]
+    items = [
+        {"type": "function_call_output", "call_id": c.id, "output": result_json(c.result)}
+        for c in calls
+    ]
     return items, calls
 
 
-def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 20, *,
-              api: Literal["responses", "chat"] = "responses",
-              instructions: str | None = None) -> AgentRun:
+def run_agent(
+    client: Any,
+    model: str,
+    lab: Lab,
+    prompt: str,
+    max_turns: int = 20,
+    *,
+    api: Literal["responses", "chat"] = "responses",
+    instructions: str | None = None,
+) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
     ``client`` is an ``openai.OpenAI``; ``api`` picks the Responses or Chat Completions API.
@@ -50,15 +65,17 @@ def run_agent(client: Any, model: str, lab: Lab, prompt: str, max_turns: int = 2
     return _run_responses(client, model, lab, prompt, max_turns, instructions)
 
 
-def _run_responses(client: Any, model: str, lab: Lab, prompt: str, max_turns: int,
-                   instructions: str | None) -> AgentRun:
+def _run_responses(
+    client: Any, model: str, lab: Lab, prompt: str, max_turns: int, instructions: str | None
+) -> AgentRun:
     run = AgentRun()
     items: list[Any] = [{"role": "user", "content": prompt}]
     tools = lab.tools("openai-responses")
     while run.turns < max_turns:
         run.turns += 1
-        response = client.responses.create(model=model, input=items, tools=tools, store=False,
-                                           instructions=instructions)
+        response = client.responses.create(
+            model=model, input=items, tools=tools, store=False, instructions=instructions
+        )
         outputs, calls = responses_tool_outputs(response, lab)
         run.calls += calls
         if not calls:
@@ -70,8 +87,9 @@ def _run_responses(client: Any, model: str, lab: Lab, prompt: str, max_turns: in
     return run
 
 
-def _run_chat(client: Any, model: str, lab: Lab, prompt: str, max_turns: int,
-              instructions: str | None) -> AgentRun:
+def _run_chat(
+    client: Any, model: str, lab: Lab, prompt: str, max_turns: int, instructions: str | None
+) -> AgentRun:
     run = AgentRun()
     messages: list[Any] = []
     if instructions:

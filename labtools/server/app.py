@@ -31,7 +31,7 @@ INLINE_TEXT = 4000
 
 INSTRUCTIONS = (
     "Tools drive laboratory instruments. Physical quantities are objects "
-    "{\"value\": number, \"unit\": name} with the unit from the listed enum. A refused call "
+    '{"value": number, "unit": name} with the unit from the listed enum. A refused call '
     "changes nothing and says why: read its code, field and hint, then correct the call."
 )
 
@@ -42,17 +42,23 @@ def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -
     exposed = {entry["name"] for entry in entries}
     tools = [_tool(entry) for entry in entries]
 
-    async def list_tools(ctx: ServerRequestContext,
-                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: ServerRequestContext,
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         if params.name not in exposed:
-            hint = "this server is read-only" if read_only and params.name in lab.tool_names() \
+            hint = (
+                "this server is read-only"
+                if read_only and params.name in lab.tool_names()
                 else f"tools: {', '.join(sorted(exposed))}"
-            return _result(ToolResult.failure(
-                UnknownTool(f"no tool named {params.name[:80]!r}", hint=hint)))
+            )
+            return _result(
+                ToolResult.failure(UnknownTool(f"no tool named {params.name[:80]!r}", hint=hint))
+            )
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
@@ -60,30 +66,45 @@ def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -
         arguments: Any = params.arguments if params.arguments is not None else {}
         return _result(await lab.acall(params.name, arguments, progress=progress))
 
-    async def list_resources(ctx: ServerRequestContext,
-                             params: types.PaginatedRequestParams | None
-                             ) -> types.ListResourcesResult:
-        resources = [types.Resource(name="state", uri=STATE_URI, mime_type="application/json",
-                                    description="What the lab believes: every instrument's state.")]
+    async def list_resources(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        resources = [
+            types.Resource(
+                name="state",
+                uri=STATE_URI,
+                mime_type="application/json",
+                description="What the lab believes: every instrument's state.",
+            )
+        ]
         resources += [
-            types.Resource(name=f"instrument {key}", uri=f"labtools://instrument/{key}",
-                           mime_type="application/json",
-                           description=f"State of the {inst.kind.replace('_', ' ')} '{key}'.")
+            types.Resource(
+                name=f"instrument {key}",
+                uri=f"labtools://instrument/{key}",
+                mime_type="application/json",
+                description=f"State of the {inst.kind.replace('_', ' ')} '{key}'.",
+            )
             for key, inst in lab.instruments.items()
         ]
         return types.ListResourcesResult(resources=resources)
 
-    async def list_templates(ctx: ServerRequestContext,
-                             params: types.PaginatedRequestParams | None
-                             ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(
-                name="data", uri_template=str(DATA_URI), mime_type="application/json",
-                description="Full data behind a handle in a tool result, e.g. 'spec/3'."),
-        ])
+    async def list_templates(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name="data",
+                    uri_template=str(DATA_URI),
+                    mime_type="application/json",
+                    description="Full data behind a handle in a tool result, e.g. 'spec/3'.",
+                ),
+            ]
+        )
 
-    async def read_resource(ctx: ServerRequestContext,
-                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri == STATE_URI:
             payload: Any = lab.state()
@@ -96,8 +117,13 @@ def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -
                 raise MCPError(code=-32002, message=f"Resource not found: {uri} ({exc})") from None
         else:
             raise MCPError(code=-32002, message=f"Resource not found: {uri}")
-        return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=uri, mime_type="application/json", text=json.dumps(payload))])
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=uri, mime_type="application/json", text=json.dumps(payload)
+                )
+            ]
+        )
 
     return Server(
         name,
@@ -135,14 +161,17 @@ def _result(result: ToolResult) -> types.CallToolResult:
         text = json.dumps(data, separators=(",", ":"))
         if len(text) > INLINE_TEXT:
             text = text[:INLINE_TEXT] + "… (truncated; the whole result is in structuredContent)"
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=data)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=data
+        )
     error = result.error or {}
     text = f"{error['code']}: {error['message']}"
     if error.get("field"):
         text += f" (field {error['field']})"
     if error.get("hint"):
         text += f". Hint: {error['hint']}"
-    return types.CallToolResult(is_error=True,
-                                content=[types.TextContent(type="text", text=text)],
-                                structured_content={"error": error})
+    return types.CallToolResult(
+        is_error=True,
+        content=[types.TextContent(type="text", text=text)],
+        structured_content={"error": error},
+    )

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from labtools.transport.visa import VisaTransport
 
 # pyserial and (slower) pyvisa load only when their adapter is first used
-_LAZY = {"SerialTransport": "labtools.transport.serial_port",
-         "VisaTransport": "labtools.transport.visa"}
+_LAZY = {
+    "SerialTransport": "labtools.transport.serial_port",
+    "VisaTransport": "labtools.transport.visa",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -108,8 +108,10 @@ class Transport(ABC):
         while not out.endswith(terminator):
             if len(out) >= max_size or time.monotonic() > deadline:
                 self._received(bytes(out))
-                raise Timeout(f"{self.label}: no {terminator!r} within {self._timeout:g} s "
-                              f"({len(out)} bytes read)")
+                raise Timeout(
+                    f"{self.label}: no {terminator!r} within {self._timeout:g} s "
+                    f"({len(out)} bytes read)"
+                )
             out += self._read(1)
         data = bytes(out)
         self._received(data)
@@ -183,8 +185,10 @@ class Transport(ABC):
 
 
 def _check_timeout(seconds: float) -> float:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not (
-        math.isfinite(seconds) and seconds > 0
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not (math.isfinite(seconds) and seconds > 0)
     ):
         raise ValueError(f"a timeout must be a positive number of seconds, not {seconds!r}")
     return float(seconds)

@@ -51,8 +51,7 @@ class Recording:
             else:
                 got = (got or bytearray()) + data
         if sent is not None or got is not None:
-            out.append((None if sent is None else bytes(sent),
-                        None if got is None else bytes(got)))
+            out.append((None if sent is None else bytes(sent), None if got is None else bytes(got)))
         return out
 
     def clear(self) -> None:

@@ -19,8 +19,9 @@ __all__ = ["SerialTransport"]
 class SerialTransport(Transport):
     """Bytes over a pyserial port, given as a URL/port name or an already opened port."""
 
-    def __init__(self, port: str | serial.SerialBase, *, timeout: float = 1.0,
-                 **options: Any) -> None:
+    def __init__(
+        self, port: str | serial.SerialBase, *, timeout: float = 1.0, **options: Any
+    ) -> None:
         """``options`` go to ``serial.serial_for_url`` (``baudrate``, ``parity``, …)."""
         if isinstance(port, serial.SerialBase):
             if options:
@@ -32,8 +33,9 @@ class SerialTransport(Transport):
             try:
                 self._port = serial.serial_for_url(port, timeout=timeout, **options)
             except (serial.SerialException, ValueError, OSError) as exc:
-                raise InstrumentError(f"cannot open {port!r}: {exc}",
-                                      hint="check the port name or URL") from exc
+                raise InstrumentError(
+                    f"cannot open {port!r}: {exc}", hint="check the port name or URL"
+                ) from exc
         super().__init__(timeout=timeout, label=label)
         self._port.timeout = timeout
 

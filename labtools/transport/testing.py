@@ -141,8 +141,9 @@ class ProtocolTransport(Transport):
 
 
 @contextmanager
-def expected_protocol(pairs: Sequence[Pair], *,
-                      timeout: float = 1.0) -> Iterator[ProtocolTransport]:
+def expected_protocol(
+    pairs: Sequence[Pair], *, timeout: float = 1.0
+) -> Iterator[ProtocolTransport]:
     """A :class:`ProtocolTransport` over ``pairs``, checked when the block exits."""
     transport = ProtocolTransport(pairs, timeout=timeout)
     try:
@@ -167,5 +168,7 @@ def _checked(pairs: Iterable[Pair]) -> Iterator[Pair]:
             raise TypeError(f"pair {index}: reply must be bytes, None or TIMEOUT, got {reply!r}")
         if written is None and not isinstance(reply, bytes | bytearray):
             raise ValueError(f"pair {index}: an unprompted reply must be bytes")
-        yield (None if written is None else bytes(written),
-               bytes(reply) if isinstance(reply, bytes | bytearray) else reply)
+        yield (
+            None if written is None else bytes(written),
+            bytes(reply) if isinstance(reply, bytes | bytearray) else reply,
+        )

@@ -49,8 +49,7 @@ def _visa(resource: str, timeout: float, options: dict[str, Any]) -> Transport:
     return VisaTransport(resource, timeout=timeout, **options)
 
 
-def make_transport(spec: Transport | str | Mapping[str, Any], *,
-                   timeout: float = 1.0) -> Transport:
+def make_transport(spec: Transport | str | Mapping[str, Any], *, timeout: float = 1.0) -> Transport:
     """A transport from an object (returned as is), a URI, or a mapping
     ``{"uri": …, "timeout": …, <adapter options>}`` as found in a lab configuration."""
     if isinstance(spec, Transport):

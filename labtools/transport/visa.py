@@ -23,8 +23,14 @@ class VisaTransport(Transport):
     it), so a timeout here leaves the stream in an unknown state; drivers resynchronise.
     """
 
-    def __init__(self, resource: str | Any, *, timeout: float = 1.0,
-                 visa_library: str = "@py", **options: Any) -> None:
+    def __init__(
+        self,
+        resource: str | Any,
+        *,
+        timeout: float = 1.0,
+        visa_library: str = "@py",
+        **options: Any,
+    ) -> None:
         import pyvisa
 
         self._errors = (pyvisa.errors.VisaIOError, pyvisa.errors.InvalidSession, OSError)
@@ -38,8 +44,10 @@ class VisaTransport(Transport):
             except (*self._errors, ValueError) as exc:
                 if self._manager is not None:
                     self._manager.close()
-                raise InstrumentError(f"cannot open {resource!r}: {exc}",
-                                      hint="check the VISA resource name and backend") from exc
+                raise InstrumentError(
+                    f"cannot open {resource!r}: {exc}",
+                    hint="check the VISA resource name and backend",
+                ) from exc
         else:
             if options:
                 raise ValueError("options only apply when the transport opens the resource")

@@ -48,8 +48,9 @@ class Cuvette:
         bottom = self.beam_centre_mm - self.beam_diameter_mm / 2
         return float(np.clip((height - bottom) / self.beam_diameter_mm, 0.0, 1.0))
 
-    def transmission(self, contents: Mixture, nm: np.ndarray,
-                     species: SpeciesLibrary) -> np.ndarray:
+    def transmission(
+        self, contents: Mixture, nm: np.ndarray, species: SpeciesLibrary
+    ) -> np.ndarray:
         """Transmitted fraction at ``nm`` through the two inner faces and what lies between.
 
         The two outer (air–silica) faces are the same for every filling and belong to the lamp

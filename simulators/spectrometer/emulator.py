@@ -62,8 +62,15 @@ class OBPEmulator:
     stream ``world.stream(name)``. Thread-safe: sessions on several threads share one device.
     """
 
-    def __init__(self, world: World, model: str = "FLAME-S", *, name: str = "spec",
-                 container: str = "cuvette", serial_number: str | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        model: str = "FLAME-S",
+        *,
+        name: str = "spec",
+        container: str = "cuvette",
+        serial_number: str | None = None,
+    ) -> None:
         self.profile: DetectorProfile = get_profile(model)
         self.model = self.profile.model
         self.world = world
@@ -149,17 +156,23 @@ class OBPEmulator:
     def _set_integration(self, micros: int) -> None:
         model = self.model
         if not model.integration_min_us <= micros <= model.integration_max_us:
-            raise _Refused(6, f"integration time {micros} µs outside "
-                              f"{model.integration_min_us}–{model.integration_max_us} µs")
+            raise _Refused(
+                6,
+                f"integration time {micros} µs outside "
+                f"{model.integration_min_us}–{model.integration_max_us} µs",
+            )
         if micros % model.integration_step_us:
-            raise _Refused(6, f"integration time {micros} µs is not a multiple of "
-                              f"{model.integration_step_us} µs")
+            raise _Refused(
+                6,
+                f"integration time {micros} µs is not a multiple of {model.integration_step_us} µs",
+            )
         self.integration_us = micros
 
     def _set_scans(self, scans: int) -> None:
         if not 1 <= scans <= self.model.max_scans_to_average:
-            raise _Refused(6, f"scans to average {scans} outside "
-                              f"1–{self.model.max_scans_to_average}")
+            raise _Refused(
+                6, f"scans to average {scans} outside 1–{self.model.max_scans_to_average}"
+            )
         self.scans_to_average = scans
 
     def _set_lamp(self, value: int) -> None:
@@ -238,13 +251,13 @@ def _switch(value: int) -> bool:
 
 
 def _reply(request: OBPMessage, flags: Flag, *, error: int = 0, data: bytes = b"") -> OBPMessage:
-    return OBPMessage(request.message_type, data, flags, error, request.regarding,
-                      request.checksum)
+    return OBPMessage(request.message_type, data, flags, error, request.regarding, request.checksum)
 
 
 def _refusal(header: bytes, error: int) -> bytes:
     """A NACK for a frame too malformed to decode (type and regarding read from its header)."""
     fields = HEADER.unpack(header)
     message_type, regarding = fields[4], fields[5]
-    return OBPMessage(message_type, b"", Flag.RESPONSE | Flag.NACK, error, regarding,
-                      Checksum.NONE).encode()
+    return OBPMessage(
+        message_type, b"", Flag.RESPONSE | Flag.NACK, error, regarding, Checksum.NONE
+    ).encode()

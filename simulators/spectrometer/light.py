@@ -27,9 +27,10 @@ UV_CUTOFF_NM = 235.0  # [A] fibre/window transmission edge
 
 def _filament(nm: np.ndarray) -> np.ndarray:
     """Planck photon radiance (arbitrary units, 1 at 700 nm)."""
+
     def photons(lam_nm: np.ndarray) -> np.ndarray:
         lam = lam_nm * 1e-9
-        return lam ** -4 / np.expm1(_H * _C / (lam * _K * FILAMENT_K))
+        return lam**-4 / np.expm1(_H * _C / (lam * _K * FILAMENT_K))
 
     return photons(nm) / photons(np.array(700.0))
 

@@ -37,8 +37,15 @@ def stray_fraction(nm: np.ndarray, at_600nm: float) -> np.ndarray:
 class Optics:
     """The light path of one emulated spectrometer looking at ``container`` in ``world``."""
 
-    def __init__(self, world: World, profile: DetectorProfile, *, name: str,
-                 container: str = "cuvette", cuvette: Cuvette | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        profile: DetectorProfile,
+        *,
+        name: str,
+        container: str = "cuvette",
+        cuvette: Cuvette | None = None,
+    ) -> None:
         self.world = world
         self.profile = profile
         self.container = container

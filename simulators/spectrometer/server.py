@@ -31,8 +31,14 @@ class OBPSocketServer:
     """``emulator`` on ``host:port`` (port 0: an ephemeral one). Use as a context manager, or
     :meth:`start` / :meth:`stop`."""
 
-    def __init__(self, emulator: OBPEmulator, *, host: str = "127.0.0.1", port: int = 0,
-                 realtime: bool = False) -> None:
+    def __init__(
+        self,
+        emulator: OBPEmulator,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        realtime: bool = False,
+    ) -> None:
         self.emulator = emulator
         self.realtime = realtime
         self._host = host

@@ -18,8 +18,14 @@ from simulators.world import World
 __all__ = ["virtual_spectrometer"]
 
 
-def virtual_spectrometer(name: str, world: World, model: str = "FLAME-S", *,
-                         container: str = "cuvette", md5: bool = False) -> OBPSpectrometer:
+def virtual_spectrometer(
+    name: str,
+    world: World,
+    model: str = "FLAME-S",
+    *,
+    container: str = "cuvette",
+    md5: bool = False,
+) -> OBPSpectrometer:
     """An :class:`OBPSpectrometer` named ``name`` talking OBP bytes to an emulated ``model``
     that looks at ``container`` in ``world`` (noise from ``world.stream(name)``)."""
     emulator = OBPEmulator(world, model, name=name, container=container)

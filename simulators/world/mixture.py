@@ -25,8 +25,9 @@ class Mixture:
     @classmethod
     def solution(cls, volume_ul: float, concentrations_molar: dict[str, float]) -> Mixture:
         """``volume_ul`` of a solution at the given molar concentrations."""
-        amounts = {k: c / _NMOL_PER_UL_TO_MOLAR * volume_ul
-                   for k, c in concentrations_molar.items()}
+        amounts = {
+            k: c / _NMOL_PER_UL_TO_MOLAR * volume_ul for k, c in concentrations_molar.items()
+        }
         return cls(volume_ul, {k: a for k, a in amounts.items() if a > 0})
 
     def copy(self) -> Mixture:
@@ -73,8 +74,9 @@ class Mixture:
                 weighted += amount * species.ph
         return weighted / total if total > 0 else 7.0
 
-    def absorbance(self, nm: Iterable[float] | np.ndarray, path_cm: float,
-                   library: SpeciesLibrary) -> np.ndarray:
+    def absorbance(
+        self, nm: Iterable[float] | np.ndarray, path_cm: float, library: SpeciesLibrary
+    ) -> np.ndarray:
         """True decadic absorbance over ``path_cm`` at each wavelength (solvent included)."""
         nm = np.asarray(nm, dtype=float)
         if self.volume_ul <= 0.0 or path_cm <= 0.0:

@@ -104,7 +104,8 @@ class World:
         species = stock["species"]
         labelled = (
             {species: float(stock["concentration_uM"]) * 1e-6}
-            if isinstance(species, str) else {k: float(v) for k, v in species.items()}
+            if isinstance(species, str)
+            else {k: float(v) for k, v in species.items()}
         )
         real: dict[str, float] = {}
         for key, molar in labelled.items():
@@ -124,5 +125,8 @@ class World:
             return out
 
         molar = self.hidden(f"unknown/{well}", draw)
-        self.fill(well, Mixture.solution(float(unknown["volume_ul"]), molar),
-                  unknown.get("label", "unknown sample"))
+        self.fill(
+            well,
+            Mixture.solution(float(unknown["volume_ul"]), molar),
+            unknown.get("label", "unknown sample"),
+        )

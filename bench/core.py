@@ -40,7 +40,14 @@ class NullHandler(LiquidHandler):
         }
 
     async def get_deck(self) -> Any:
-        return {"labware": [], "tips_left": {}, "channels": [], "volume_unit": UL}
+        return {
+            "labware": [],
+            "tips_left": {},
+            "channels": [],
+            "volume_unit": UL,
+            "labels": {},
+            "free_sites": [],
+        }
 
     async def pick_up_tips(self, tip_rack: str, channels: Sequence[int]) -> Any: ...
     async def drop_tips(self, channels: Sequence[int]) -> Any: ...

@@ -91,6 +91,7 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     """
 
     _num_arms = 1
+    simulated = True
 
     def __init__(
         self,

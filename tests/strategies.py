@@ -39,7 +39,20 @@ def conforming(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.floats(min_value=-1e4, max_value=1e6) | st.sampled_from([0.0, 1.0, 50.0, 600])
     if kind == "string":
         return st.text(max_size=10) | st.sampled_from(
-            ["A1", "plate_1", "tips", "stock:A1", "plate_1:A1", "reader", "site_1"]
+            [
+                "A1",
+                "plate_1",
+                "tips",
+                "stock:A1",
+                "plate_1:A1",
+                "reader",
+                "site_1",
+                "tips_300ul",
+                "reservoir:A2",
+                "cuvette",
+                "plate_384",
+                "plate_carrier-4",
+            ]
         )
     if kind == "boolean":
         return st.booleans()

@@ -27,11 +27,14 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="module")
-def module_lab():
+@pytest.fixture(scope="module", params=["fake", "virtual"])
+def module_lab(request):
+    """The test-only lab, and the default virtual lab (real drivers over physics backends)."""
     from fakes import fake_lab
 
-    with fake_lab() as lab:
+    from labtools import Lab
+
+    with fake_lab() if request.param == "fake" else Lab.virtual(seed=0) as lab:
         yield lab
 
 

@@ -31,11 +31,17 @@ def walk(schema: dict, path: str = "#"):
 
 
 @pytest.fixture(scope="module")
-def tools(request):
-    from fakes import fake_lab
+def default_lab():
+    """The default lab: the tool surface schemas/ describes."""
+    from labtools import Lab
 
-    with fake_lab() as lab:
-        yield lab.tools("json-schema")
+    with Lab.virtual(seed=0) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def tools(default_lab):
+    return default_lab.tools("json-schema")
 
 
 def test_names_and_schemas_follow_the_portable_profile(tools) -> None:
@@ -57,6 +63,48 @@ def test_names_and_schemas_follow_the_portable_profile(tools) -> None:
             jsonschema.Draft202012Validator.check_schema(tool["output_schema"])
 
 
+def test_the_simulated_lab_says_so_in_its_hints(default_lab) -> None:
+    assert all(t["hints"]["simulated"] for t in default_lab.tools())
+    assert all(not e["annotations"]["openWorldHint"] for e in default_lab.tools("mcp"))
+
+
+def test_schemas_folder_is_in_sync_with_the_code() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).parent.parent / "schemas"
+    done = subprocess.run(
+        [sys.executable, "-m", "labtools", "schemas", "--check", "--dir", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_schemas_check_catches_drift(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    write = subprocess.run(
+        [sys.executable, "-m", "labtools", "schemas", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert write.returncode == 0 and len(list(tmp_path.iterdir())) == 6
+    catalogue = tmp_path / "anthropic.json"
+    catalogue.write_text(catalogue.read_text().replace("Aspirate", "Aspirated", 1))
+    check = subprocess.run(
+        [sys.executable, "-m", "labtools", "schemas", "--check", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 1 and "anthropic.json" in check.stderr
+
+
 def test_every_physical_argument_is_a_value_with_a_unit_enum(tools) -> None:
     for tool in tools:
         for name, prop in tool["input_schema"]["properties"].items():
@@ -75,19 +123,17 @@ def test_openai_strict_helper_leaves_every_schema_unchanged(tools) -> None:
         assert strict == tool["input_schema"], tool["name"]
 
 
-def test_openai_sdk_accepts_both_tool_shapes(tools) -> None:
-    from fakes import fake_lab
+def test_openai_sdk_accepts_both_tool_shapes(default_lab) -> None:
     from openai.types.chat import ChatCompletionFunctionToolParam
     from openai.types.responses import FunctionToolParam
     from pydantic import TypeAdapter
 
-    with fake_lab() as lab:
-        for entry in lab.tools("openai-chat"):
-            TypeAdapter(ChatCompletionFunctionToolParam).validate_python(entry)
-            assert entry["function"]["strict"] is True
-        for entry in lab.tools("openai-responses"):
-            TypeAdapter(FunctionToolParam).validate_python(entry)
-            assert entry["strict"] is True and "function" not in entry
+    for entry in default_lab.tools("openai-chat"):
+        TypeAdapter(ChatCompletionFunctionToolParam).validate_python(entry)
+        assert entry["function"]["strict"] is True
+    for entry in default_lab.tools("openai-responses"):
+        TypeAdapter(FunctionToolParam).validate_python(entry)
+        assert entry["strict"] is True and "function" not in entry
 
 
 def test_anthropic_transform_keeps_every_constraint(tools) -> None:
@@ -126,11 +172,8 @@ def test_gemini_accepts_every_schema_with_unsupported_fields_an_error(tools) -> 
         )
 
 
-def test_mcp_entries_map_hints_to_annotations() -> None:
-    from fakes import fake_lab
-
-    with fake_lab() as lab:
-        entries = {e["name"]: e for e in lab.tools("mcp")}
+def test_mcp_entries_map_hints_to_annotations(default_lab) -> None:
+    entries = {e["name"]: e for e in default_lab.tools("mcp")}
     assert entries["reader_read_absorbance"]["annotations"]["readOnlyHint"] is True
     aspirate = entries["lh_aspirate"]["annotations"]
     assert aspirate["destructiveHint"] is True and aspirate["idempotentHint"] is False
@@ -140,14 +183,11 @@ def test_mcp_entries_map_hints_to_annotations() -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_format_renders_every_tool(fmt: str) -> None:
-    from fakes import fake_lab
-
-    with fake_lab() as lab:
-        rendered = lab.tools(fmt)
-        names = json.dumps(rendered)
-        for name in lab.tool_names():
-            assert f'"{name}"' in names
+def test_every_format_renders_every_tool(default_lab, fmt: str) -> None:
+    names = json.dumps(default_lab.tools(fmt))
+    for name in default_lab.tool_names():
+        assert f'"{name}"' in names
+    assert default_lab.tool_names() == [t["name"] for t in default_lab.tools()]
 
 
 def test_the_profile_refuses_what_it_cannot_express() -> None:

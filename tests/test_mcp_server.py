@@ -201,3 +201,38 @@ def test_binding_off_loopback_needs_a_token() -> None:
     )
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr
+
+
+def test_default_virtual_lab_over_stdio() -> None:
+    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 17 tools."""
+    from mcp import StdioServerParameters
+
+    command = serve_command(lab="virtual")
+    params = StdioServerParameters(command=command[0], args=command[1:], env=server_env())
+
+    async def main() -> None:
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert len(names) == 17 and "spec_measure_absorbance" in names
+            before = await state_of(client)
+            bad = await client.call_tool(
+                "lh_aspirate",
+                {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}},
+            )
+            assert bad.is_error and bad.structured_content["error"]["code"] == "unit_error"
+            no_tip = await client.call_tool(
+                "lh_aspirate", {"channel": 0, "well": "reservoir:A2", "volume": UL}
+            )
+            assert no_tip.structured_content["error"]["code"] == "precondition_failed"
+            assert await state_of(client) == before
+            await client.call_tool("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
+            moved = await client.call_tool(
+                "lh_transfer",
+                {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:A1", "volume": UL},
+            )
+            assert not moved.is_error, moved.content[0].text
+            after = await state_of(client)
+            plate = next(lw for lw in after["lh"]["labware"] if lw["name"] == "plate_1")
+            assert plate["wells"]["A1"] == 50.0
+
+    anyio.run(main)

@@ -69,11 +69,15 @@ class DeckView:
             for r in self.labware
             if isinstance(r, Plate)
         }
+        # The deck's layout is fixed once built (plates move between sites, sites stay), so the
+        # spots of each rack and the plate sites are listed once, not walked on every call.
+        self._rack_spots = {rack.name: list(rack.get_all_items()) for rack in self.tip_racks}
         self._spots = {
             id(spot): f"{rack.name}:{ident}"
             for rack in self.tip_racks
-            for ident, spot in zip(_identifiers(rack), rack.get_all_items(), strict=True)
+            for ident, spot in zip(_identifiers(rack), self._rack_spots[rack.name], strict=True)
         }
+        self._sites = [r for r in self.deck.get_all_resources() if _is_plate_site(r)]
 
     # -- wells ---------------------------------------------------------------------------------
     def container(self, ref: str, field: str) -> tuple[Container, str]:
@@ -138,7 +142,7 @@ class DeckView:
     def tips_left(self) -> dict[str, int]:
         """Unused tips per rack, as PLR's tip trackers believe."""
         return {
-            rack.name: sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
+            rack.name: sum(1 for s in self._rack_spots[rack.name] if s.tracker.has_tip)
             for rack in self.tip_racks
         }
 
@@ -150,11 +154,10 @@ class DeckView:
         """``"<rack>:<spot>"`` for a tip spot of this deck (``"unknown"`` otherwise)."""
         return self._spots.get(id(spot), "unknown") if spot is not None else "unknown"
 
-    @staticmethod
-    def next_tips(rack: TipRack, count: int) -> list[TipSpot]:
+    def next_tips(self, rack: TipRack, count: int) -> list[TipSpot]:
         """The first ``count`` spots that hold a tip, in the rack's order (A1, B1, …, H1, A2…)."""
         spots: list[TipSpot] = []
-        for spot in rack.get_all_items():
+        for spot in self._rack_spots[rack.name]:
             if spot.tracker.has_tip:
                 spots.append(spot)
                 if len(spots) == count:
@@ -182,11 +185,7 @@ class DeckView:
 
     def free_sites(self) -> list[str]:
         """Plate sites with nothing on them, readers included."""
-        return [
-            r.name
-            for r in self.deck.get_all_resources()
-            if _is_plate_site(r) and r.resource is None
-        ]
+        return [site.name for site in self._sites if site.resource is None]
 
     # -- belief --------------------------------------------------------------------------------
     def labware_state(self) -> list[dict[str, Any]]:

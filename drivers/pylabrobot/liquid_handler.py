@@ -87,6 +87,10 @@ class PLRLiquidHandler(LiquidHandler):
         tip_types: Mapping[str, Sequence[float]] = DEFAULT_TIP_TYPES,
     ) -> None:
         super().__init__(name)
+        # a simulator backend says so; PLR's own chatterboxes and simulators by their names
+        self.simulated = bool(getattr(backend, "simulated", False)) or any(
+            word in type(backend).__name__ for word in ("Chatterbox", "Simulator")
+        )
         count = channels if channels is not None else _backend_channels(backend)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"channels must be a positive integer, not {count!r}")

@@ -1,0 +1,11 @@
+"""Run every benchmark in turn: ``python -m bench`` (``make bench``)."""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = ("core", "liquid_handler", "plate_reader", "spectrometer", "mcp")
+
+for name in MODULES:
+    print(f"\n=== bench.{name} ===", flush=True)
+    importlib.import_module(f"bench.{name}").main()

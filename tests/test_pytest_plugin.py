@@ -1,0 +1,39 @@
+"""The pytest plugin users get: a seeded virtual_lab fixture and the hardware marker."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = """
+import pytest
+
+def test_my_protocol(virtual_lab):
+    deck = virtual_lab.lh.get_deck()
+    assert "reservoir:A2" in deck["labels"]
+    virtual_lab.lh.pick_up_tips("tips_300ul", [0])
+    virtual_lab.lh.transfer(0, "reservoir:A2", "plate_1:A1", "100 uL")
+    assert virtual_lab.lh.get_deck()["tips_left"]["tips_300ul"] == 95
+
+def test_fresh_per_test(virtual_lab):
+    assert virtual_lab.lh.get_deck()["tips_left"]["tips_300ul"] == 96
+
+@pytest.mark.lab_seed(7)
+def test_seeded(virtual_lab):
+    assert virtual_lab.shared["world"].seed == 7
+
+@pytest.mark.hardware
+def test_on_the_real_robot():
+    raise AssertionError("must not run without --hardware")
+"""
+
+
+def test_virtual_lab_fixture_and_hardware_marker(pytester) -> None:
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, skipped=1)
+
+
+def test_hardware_tests_run_with_the_flag(pytester) -> None:
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-q", "-k", "real_robot", "--hardware")
+    result.assert_outcomes(failed=1)

@@ -6,7 +6,7 @@ from abc import ABC
 from collections import OrderedDict
 from typing import Any, ClassVar
 
-from labtools.errors import UnknownResource
+from labtools.errors import NotSupported, UnknownResource
 from labtools.tool import ToolDecl
 
 __all__ = ["DataStore", "Instrument"]
@@ -80,3 +80,11 @@ class Instrument(ABC):
     def state(self) -> dict[str, Any]:
         """What the instrument believes about itself, JSON-able. Never hidden simulator truth."""
         return {}
+
+    def snapshot(self) -> Any:
+        """Everything :meth:`restore` needs to return to this moment (simulators, episodes)."""
+        raise NotSupported(f"{type(self).__name__} cannot take snapshots")
+
+    def restore(self, snapshot: Any) -> None:
+        """Return to the moment of ``snapshot``."""
+        raise NotSupported(f"{type(self).__name__} cannot restore snapshots")

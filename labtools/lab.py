@@ -66,8 +66,7 @@ class Lab:
         self.shared: dict[str, Any] = dict(shared or {})
         self._specs: dict[str, ToolSpec] = {}
         for inst in items.values():
-            for spec in _specs_of(inst):
-                self._specs[spec.name] = spec
+            self._register(inst)
         self._ready: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -89,6 +88,19 @@ class Lab:
         config = resources.files("simulators").joinpath("virtual_lab.toml")
         with resources.as_file(config) as path:
             return cls.load(path, journal=journal, seed=seed)
+
+    def _register(self, instrument: Instrument) -> None:
+        for spec in _specs_of(instrument):
+            if spec.name in self._specs:
+                raise ValueError(f"two tools named {spec.name!r}")
+            self._specs[spec.name] = spec
+
+    def add_instrument(self, instrument: Instrument) -> None:
+        """Add an instrument (and its tools) to a lab already built."""
+        if instrument.name in self.instruments or hasattr(type(self), instrument.name):
+            raise ValueError(f"cannot add an instrument named {instrument.name!r}")
+        self._register(instrument)
+        self.instruments[instrument.name] = instrument
 
     # -- catalogue -----------------------------------------------------------------------------
     def tool_names(self) -> list[str]:
@@ -208,6 +220,34 @@ class Lab:
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self.instruments]
+
+    # -- episodes ------------------------------------------------------------------------------
+    def checkpoint(self) -> dict[str, Any]:
+        """A snapshot of every instrument's state, for :meth:`rewind` (simulated labs)."""
+        return {name: inst.snapshot() for name, inst in self.instruments.items()}
+
+    def rewind(
+        self,
+        checkpoint: dict[str, Any],
+        *,
+        seed: int | None = None,
+        journal: Journal | str | Path | None = None,
+    ) -> None:
+        """Put the lab back as it was at ``checkpoint``, in milliseconds rather than a rebuild.
+
+        Shared objects with a ``reset(seed)`` method (the simulated world) are reset to ``seed``
+        (its hidden truth drawn afresh); the journal starts anew. The result must behave exactly
+        like a newly built lab with that seed.
+        """
+        for name, inst in self.instruments.items():
+            inst.restore(checkpoint[name])
+        if seed is not None:
+            for shared in self.shared.values():
+                reset = getattr(shared, "reset", None)
+                if callable(reset):
+                    reset(seed)
+        self.journal.close()
+        self.journal = journal if isinstance(journal, Journal) else Journal(journal)
 
     # -- lifetime ------------------------------------------------------------------------------
     async def aclose(self) -> None:

@@ -324,7 +324,7 @@ def _jsonish(value: Any) -> Any:
 # -- building ---------------------------------------------------------------------------------
 def build_spec(instrument: Any, decl: ToolDecl) -> ToolSpec:
     """Bind a tool declaration to an instrument: name, descriptions with limits, schemas."""
-    name = f"{instrument.name}_{decl.method}"
+    name = decl.name or f"{instrument.name}_{decl.method}"
     if not NAME_PATTERN.match(name):
         raise SchemaProfileError(f"tool name {name!r} is not portable")
     hints = typing.get_type_hints(decl.function, include_extras=True)

@@ -59,6 +59,8 @@ class ToolDecl:
     function: Callable[..., Any]
     hints: Hints
     title: str
+    #: the full tool name, when it is not ``<instrument>_<method>``
+    name: str | None = None
 
 
 def tool(
@@ -67,22 +69,25 @@ def tool(
     destructive: bool = False,
     idempotent: bool = False,
     title: str | None = None,
+    name: str | None = None,
 ) -> Callable[[F], F]:
     """Mark an ``async`` instrument method as a tool.
 
     ``read_only`` tools change nothing (and so are idempotent and not destructive);
-    ``destructive`` tools change matter irreversibly (liquid moved, tips used).
+    ``destructive`` tools change matter irreversibly (liquid moved, tips used). ``name``
+    replaces the usual ``<instrument>_<method>`` tool name (e.g. ``submit_colour_match``).
     """
     if read_only and destructive:
         raise ValueError("a read-only tool cannot be destructive")
 
     def mark(function: F) -> F:
-        name = function.__name__
+        method = function.__name__
         function.__tool__ = ToolDecl(  # type: ignore[attr-defined]
-            method=name,
+            method=method,
             function=function,
             hints=Hints(read_only, destructive, idempotent or read_only),
-            title=title or name.replace("_", " ").capitalize(),
+            title=title or method.replace("_", " ").capitalize(),
+            name=name,
         )
         return function
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labtools.demo.analysis import StandardCurve
+from labtools.demo.labels import label_micromolar, label_tolerance
 from labtools.errors import ToolError
 from labtools.lab import Lab
 from labtools.result import ToolResult
@@ -105,8 +106,8 @@ class DyeQuantification:
         self.water, _ = self._find(deck, "water")
         self.unknown, _ = self._find(deck, "unknown")
         self.waste, _ = self._find(deck, "waste")
-        stock_um = _label_micromolar(stock_label)
-        stock_tolerance = _label_tolerance(stock_label)
+        stock_um = label_micromolar(stock_label)
+        stock_tolerance = label_tolerance(stock_label)
         self.dye = "tartrazine"
 
         standards = self._serial_dilution(stock_um)
@@ -303,30 +304,6 @@ class DyeQuantification:
         full = self.lab.data(spectrum["data"])
         cuvette_um = spectrum["peak_absorbance"] / TARTRAZINE_EPSILON * 1e6  # 1 cm path
         return {**spectrum, "full": full}, cuvette_um * (blank_ul + sample_ul) / sample_ul
-
-
-def _label_micromolar(label: str) -> float:
-    """The concentration on a label such as 'tartrazine 500 µM'."""
-    for token, scale in (("mm", 1000.0), ("µm", 1.0), ("um", 1.0)):
-        words = label.lower().replace(token, f" {token}").split()
-        for i, word in enumerate(words[1:], start=1):
-            if word == token:
-                try:
-                    return float(words[i - 1]) * scale
-                except ValueError:
-                    continue
-    raise ToolError.of("unknown_resource", f"no concentration on the label {label!r}")
-
-
-def _label_tolerance(label: str) -> float:
-    """The relative tolerance on a label such as 'tartrazine 500 µM ±1 %' (0 if none)."""
-    if "±" not in label:
-        return 0.0
-    text = label.split("±", 1)[1].replace("%", " ").split()
-    try:
-        return float(text[0]) / 100.0
-    except (IndexError, ValueError):
-        return 0.0
 
 
 def _brief(arguments: dict[str, Any]) -> str:

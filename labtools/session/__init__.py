@@ -1,0 +1,12 @@
+"""Grounded-reward sessions: experiments with hidden truth and honest rewards for RL trainers.
+
+``Session(task).reset(seed)`` starts an episode; the agent uses ``tools()``, ``call_tool()`` and
+``state()``; the trainer reads ``score()``. Tasks live in ``simulators.tasks``.
+"""
+
+from labtools.session.budget import Budget, Usage
+from labtools.session.reward import Anchors, Reward, pass_hat_k
+from labtools.session.session import Session, load_task
+from labtools.session.task import Task
+
+__all__ = ["Anchors", "Budget", "Reward", "Session", "Task", "Usage", "load_task", "pass_hat_k"]

@@ -1,0 +1,200 @@
+"""The grounded-reward session: one task, episodes that rewind one lab, honest scores."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+from labtools.errors import NotSupported, PreconditionFailed
+from labtools.journal import Journal
+from labtools.result import ToolResult
+from labtools.session.budget import Usage
+from labtools.session.reward import Reward
+from labtools.session.task import Task
+
+__all__ = ["Session", "load_task"]
+
+_EPISODES = itertools.count(1)
+
+
+def load_task(task: str | Task) -> Task:
+    """A task object from its id (see ``simulators.tasks.TASKS``) or as given."""
+    if isinstance(task, Task):
+        return task
+    from simulators.tasks import TASKS  # the tasks live with the simulators they need
+
+    try:
+        return TASKS[task]()
+    except KeyError:
+        raise ValueError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}") from None
+
+
+class Session:
+    """Episodes of one task on one lab.
+
+    ``reset(seed)`` rewinds the lab and draws new hidden truth; the agent sees
+    :meth:`tools`, :meth:`call_tool` and :meth:`state`; the trainer alone calls :meth:`score`.
+    A ``submit_<task>`` call ends the episode (terminated); exceeding the budget ends it too
+    (truncated). Same seed, same calls ⇒ same journal and reward.
+    """
+
+    def __init__(self, task: str | Task, *, journal_dir: str | Path | None = None) -> None:
+        self._journal_dir = Path(journal_dir) if journal_dir is not None else None
+        self._open(load_task(task))
+        self.episode_id: str | None = None
+        self.seed: int | None = None
+        self.usage = Usage()
+        self.terminated = False
+        self.truncated = False
+        self._stocks: set[str] = set()
+
+    def _open(self, task: Task, seed: int = 0) -> None:
+        """Build the task's lab; episodes rewind it to this checkpoint, or, for a lab whose
+        instruments cannot take snapshots, rebuild it."""
+        self.task = task
+        self.lab = task.build_lab(seed)
+        self.lab.add_instrument(task)
+        try:
+            self._pristine: dict[str, Any] | None = self.lab.checkpoint()
+        except NotSupported:
+            self._pristine = None
+
+    # -- the trainer's side --------------------------------------------------------------------
+    def reset(self, seed: int, task: str | Task | None = None) -> dict[str, Any]:
+        """Start an episode; returns the observation: statement, tool names, budget."""
+        if task is not None and load_task(task).id != self.task.id:
+            self.lab.close()
+            self._open(load_task(task))
+        self.seed = seed
+        self.episode_id = f"{self.task.id}-{seed}-{next(_EPISODES)}"
+        journal = (
+            self._journal_dir / f"{self.episode_id}.jsonl"
+            if self._journal_dir is not None
+            else None
+        )
+        if self._pristine is not None:
+            self.lab.rewind(self._pristine, seed=seed, journal=journal)
+        else:
+            self.lab.close()
+            self._open(self.task, seed)
+            self.task.restore(None)
+            self.lab.journal = Journal(journal)
+        self.task.prepare(self.lab, seed)
+        self.usage = Usage()
+        self.terminated = self.truncated = False
+        self._stocks = set(_labels(self.lab.state()))
+        self.lab.journal.record(
+            {
+                "event": "reset",
+                "task": self.task.id,
+                "seed": seed,
+                "episode_id": self.episode_id,
+                "time": time.time(),
+            }
+        )
+        return self.observation()
+
+    def observation(self) -> dict[str, Any]:
+        return {
+            "episode_id": self.episode_id,
+            "task": self.task.statement(self.lab),
+            "tools": self.tool_names(),
+            "budget": self.task.budget.as_dict(),
+        }
+
+    def score(self) -> Reward:
+        """The episode's reward from hidden truth and the physical end state (trainer only)."""
+        components = dict(self.task.score(self.lab))
+        raw = float(components.pop("raw"))
+        validity = self.task.validity(self.lab) if self.terminated else 0.0
+        normalized = self.task.anchors.normalize(raw) if self.terminated else 0.0
+        efficiency = max(0.0, 1.0 - self.usage.fraction(self.task.budget))
+        total = normalized * validity * (0.9 + 0.1 * efficiency)
+        return Reward(
+            total=total,
+            raw=raw if self.terminated else 0.0,
+            normalized=normalized,
+            validity=validity,
+            efficiency=efficiency,
+            components=components,
+            success=normalized * validity >= self.task.success_at,
+        )
+
+    # -- the agent's side ----------------------------------------------------------------------
+    def tool_names(self) -> list[str]:
+        return self.lab.tool_names()
+
+    def tools(self, format: str = "json-schema") -> list[dict[str, Any]]:
+        return self.lab.tools(format)
+
+    def call_tool(self, name: str, arguments: object) -> ToolResult:
+        return self.lab.run(self.acall_tool(name, arguments))
+
+    # the provider loops and the MCP server take anything with call/acall/tools
+    call = call_tool
+
+    async def acall_tool(self, name: str, arguments: object) -> ToolResult:
+        if self.episode_id is None or self.done:
+            error = PreconditionFailed(
+                "the episode has ended" if self.done else "no episode has started",
+                hint="the trainer calls reset(seed) to start one",
+            )
+            self.usage.calls += 1
+            return ToolResult.failure(error)
+        result = await self.lab.acall(name, arguments)
+        verb = name.partition("_")[2] if isinstance(name, str) else ""
+        self.usage.count(verb, arguments, result, self._stocks)
+        if self.lab.clock is not None:
+            self.usage.hours = self.lab.clock.now() / 3600.0
+        if result.ok and self.task.submission is not None:
+            self.terminated = True
+        elif self.usage.exceeded(self.task.budget):
+            self.truncated = True
+        if self.done:
+            self.lab.journal.record(
+                {
+                    "event": "end",
+                    "terminated": self.terminated,
+                    "truncated": self.truncated,
+                    "usage": self.usage.as_dict(),
+                }
+            )
+        return result
+
+    acall = acall_tool
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    def state(self) -> dict[str, Any]:
+        """Episode id, steps, virtual clock, consumables used. Never hidden truth."""
+        return {
+            "episode_id": self.episode_id,
+            "task": self.task.id,
+            "steps": self.usage.calls,
+            "virtual_time_s": self.lab.clock.now() if self.lab.clock is not None else None,
+            "consumables": self.usage.as_dict(),
+            "budget": self.task.budget.as_dict(),
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+        }
+
+    def close(self) -> None:
+        self.lab.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _labels(state: dict[str, Any]) -> dict[str, str]:
+    """The stock labels any instrument reports (the liquid handler's deck)."""
+    for value in state.values():
+        if isinstance(value, dict) and isinstance(value.get("labels"), dict):
+            return value["labels"]
+    return {}

@@ -1,0 +1,91 @@
+"""What a grounded task declares: its lab, its statement, its submit tool, its scoring, and the
+scripted protocols its reward is normalised between.
+
+A task is an :class:`~labtools.instrument.Instrument` so that its submit tool is declared like
+any other tool (``@tool(name="submit_<task>")``); the session adds it to the lab.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from importlib import resources
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from labtools.instrument import Instrument
+from labtools.lab import Lab
+from labtools.session.budget import Budget
+from labtools.session.reward import Anchors
+
+if TYPE_CHECKING:
+    from labtools.session.session import Session
+
+__all__ = ["Task"]
+
+
+class Task(Instrument):
+    """A grounded experiment with hidden truth.
+
+    Subclasses set ``id``, ``title``, ``budget``, ``anchors`` and ``config`` (a lab config file
+    in ``simulators/``), declare one ``@tool(name="submit_<id>")`` method that stores the
+    submission in ``self.submission``, and implement :meth:`prepare`, :meth:`statement`,
+    :meth:`score`, :meth:`expert` and :meth:`naive`.
+    """
+
+    kind = "task"
+    id: ClassVar[str]
+    title: ClassVar[str]
+    budget: ClassVar[Budget] = Budget()
+    anchors: ClassVar[Anchors]
+    #: normalised reward at or above which an episode counts as a success (pass^k)
+    success_at: ClassVar[float] = 0.5
+    #: the lab this task runs in: a config file shipped in ``simulators/``
+    config: ClassVar[str] = "virtual_lab.toml"
+    simulated = True
+
+    def __init__(self) -> None:
+        super().__init__("task")
+        self.submission: dict[str, Any] | None = None
+
+    def build_lab(self, seed: int = 0) -> Lab:
+        """The lab with its hidden truth drawn from ``seed`` (a session builds it once, then
+        rewinds it for each episode)."""
+        config = resources.files("simulators").joinpath(self.config)
+        with resources.as_file(config) as path:
+            return Lab.load(path, seed=seed)
+
+    @abstractmethod
+    def prepare(self, lab: Lab, seed: int) -> None:
+        """Set up an episode after the lab was rewound to ``seed``: draw this task's hidden
+        truth (through the world's ``hidden``) and put samples in place."""
+
+    @abstractmethod
+    def statement(self, lab: Lab) -> str:
+        """What the agent is asked to do: the goal, what is on the deck, how to submit.
+        Never hidden truth."""
+
+    @abstractmethod
+    def score(self, lab: Lab) -> dict[str, float]:
+        """Raw outcome components from hidden truth and the physical end state, with the
+        total under ``"raw"`` in [0, 1]; ``self.submission`` is ``None`` if none came."""
+
+    @abstractmethod
+    def expert(self, session: Session) -> None:
+        """The expert protocol, through ``session.call_tool`` only; ends by submitting."""
+
+    @abstractmethod
+    def naive(self, session: Session) -> None:
+        """A naive protocol (what a careless agent does); ends by submitting."""
+
+    def validity(self, lab: Lab) -> float:
+        """1 unless the episode broke a rule the task checks from the trajectory (0 then)."""
+        return 1.0
+
+    # -- episode state -------------------------------------------------------------------------
+    def snapshot(self) -> Any:
+        return None
+
+    def restore(self, snapshot: Any) -> None:
+        self.submission = None
+
+    def state(self) -> dict[str, Any]:
+        return {"submitted": self.submission is not None}

@@ -1,0 +1,13 @@
+"""Grounded tasks: experiments with hidden truth, scored from the physical world.
+
+``TASKS`` maps each task id to its class (a :class:`labtools.session.Task`).
+"""
+
+from __future__ import annotations
+
+from labtools.session.task import Task
+from simulators.tasks.dye_quantification import DyeQuantification
+
+TASKS: dict[str, type[Task]] = {task.id: task for task in (DyeQuantification,)}
+
+__all__ = ["TASKS"]

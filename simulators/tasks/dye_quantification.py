@@ -1,0 +1,230 @@
+"""T2 — identify and quantify the food dyes in an unknown sample.
+
+Hidden truth per seed: which one to three of four dyes the sample holds, and at what
+concentrations (log-uniform). Standards of each dye (labelled, ±1 %) and water are on the deck.
+Reward: F1 of the identities × the mean over the present dyes of exp(−|ln(ĉ/c)| / τ).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import numpy as np
+from typing_extensions import TypedDict
+
+from labtools.demo.labels import label_micromolar
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Task
+from labtools.tool import Arg, tool
+from labtools.units import CONCENTRATION, Concentration, magnitude
+from simulators.world import Mixture
+
+DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
+#: µM ranges of the hidden concentrations, chosen so the sample reads 0.05–1.5 OD neat in a
+#: 200 µL well: brilliant blue absorbs ~5× more per µM [physics reference §8]
+RANGES_UM = {
+    "tartrazine": (5, 60),
+    "sunset_yellow": (5, 60),
+    "allura_red": (5, 60),
+    "brilliant_blue": (1, 12),
+}
+SAMPLE = "reservoir:A10"
+STANDARDS = {
+    "tartrazine": "reservoir:A2",
+    "sunset_yellow": "reservoir:A3",
+    "allura_red": "reservoir:A4",
+    "brilliant_blue": "reservoir:A5",
+}
+WATER = "reservoir:A1"
+TAU = 0.1  # concentration tolerance: a 10 % error costs a factor e^-1
+PRESENT_UM = 0.25  # a reported concentration above this counts as "present"
+
+
+class DyeAmounts(TypedDict):
+    tartrazine: Concentration
+    sunset_yellow: Concentration
+    allura_red: Concentration
+    brilliant_blue: Concentration
+
+
+class Submitted(TypedDict):
+    received: bool
+
+
+class DyeQuantification(Task):
+    id = "dye_quantification"
+    title = "Identify and quantify the dyes in an unknown sample"
+    budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
+    anchors = Anchors(naive=0.0, expert=1.0, seeds="calibrate with `labtools eval --calibrate`")
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        world = lab.shared["world"]
+        truth = world.hidden("task/dye_quantification", _draw_sample)
+        world.fill(SAMPLE, Mixture.solution(15_000, {k: v * 1e-6 for k, v in truth.items()}))
+
+    def statement(self, lab: Lab) -> str:
+        return (
+            f"The container {SAMPLE} holds an unknown aqueous sample with one to three of these "
+            "food dyes: tartrazine, sunset yellow FCF, allura red AC, brilliant blue FCF. "
+            "Labelled standards of each dye (±1 %) and water are in the reservoir (see "
+            "lh_get_deck). Find which dyes the sample contains and the concentration of each "
+            "in the sample. Submit once with submit_dye_quantification, giving every dye's "
+            "concentration (0 for a dye that is absent). Reward: correct identities times "
+            "concentration accuracy."
+        )
+
+    @tool(name="submit_dye_quantification", destructive=True)
+    async def submit(
+        self,
+        concentrations: Annotated[
+            DyeAmounts, Arg("Each dye's concentration in the sample; 0 for an absent dye.")
+        ],
+    ) -> Submitted:
+        """Submit your answer: the concentration of each dye in the sample. Ends the episode."""
+        values = {}
+        for dye in DYES:
+            given = concentrations[dye]
+            values[dye] = magnitude(
+                CONCENTRATION.from_json(given["value"], given["unit"]), "micromolar"
+            )
+        self.submission = values
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        truth = lab.shared["world"].hidden("task/dye_quantification", _draw_sample)
+        if self.submission is None:
+            return {"raw": 0.0, "f1": 0.0, "accuracy": 0.0}
+        claimed = {d for d, c in self.submission.items() if c > PRESENT_UM}
+        present = set(truth)
+        hits = len(claimed & present)
+        f1 = 2 * hits / (len(claimed) + len(present)) if claimed or present else 1.0
+        terms = []
+        for dye, true_um in truth.items():
+            guess = self.submission.get(dye, 0.0)
+            terms.append(math.exp(-abs(math.log(guess / true_um)) / TAU) if guess > 0 else 0.0)
+        accuracy = sum(terms) / len(terms)
+        return {"raw": f1 * accuracy, "f1": f1, "accuracy": accuracy}
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """Standards and sample side by side in one plate; unmix the sample's spectrum."""
+        call = _caller(session)
+        volume = 200.0
+        stock_ul = 40.0
+        wells = {dye: f"plate_1:A{i + 1}" for i, dye in enumerate(DYES)}
+        sample_well, blank_well = "plate_1:A5", "plate_1:A6"
+        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
+        call("lh_aspirate", channel=0, well=WATER, volume=_ul(4 * (volume - stock_ul) + volume))
+        for well in wells.values():
+            call("lh_dispense", channel=0, well=well, volume=_ul(volume - stock_ul))
+        call("lh_dispense", channel=0, well=blank_well, volume=_ul(volume))
+        call("lh_drop_tips", channels=[0])
+        for dye, well in wells.items():
+            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+            call(
+                "lh_transfer",
+                channel=0,
+                source=STANDARDS[dye],
+                destination=well,
+                volume=_ul(stock_ul),
+            )
+            call("lh_drop_tips", channels=[0])
+        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+        call("lh_transfer", channel=0, source=SAMPLE, destination=sample_well, volume=_ul(volume))
+        call("lh_drop_tips", channels=[0])
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        spectra = call(
+            "reader_read_absorbance_spectrum",
+            plate="plate_1",
+            wells=["A1", "A2", "A3", "A4", "A5", "A6"],
+            start=_nm(360),
+            stop=_nm(720),
+            step=_nm(4),
+        )
+        labels = call("lh_get_deck")["labels"]
+        stock_um = {d: label_micromolar(labels[STANDARDS[d]]) for d in DYES}
+        blank = np.array(spectra["values"]["A6"])
+        basis = np.column_stack(
+            [
+                (np.array(spectra["values"][w.split(":")[1]]) - blank)
+                / (stock_um[d] * stock_ul / volume)
+                for d, w in wells.items()
+            ]
+        )
+        sample = np.array(spectra["values"]["A5"]) - blank
+        amounts = _unmix(basis, sample)
+        report = {d: float(a) for d, a in zip(DYES, amounts, strict=True)}
+        call(
+            "submit_dye_quantification",
+            concentrations={
+                d: {"value": round(c, 4), "unit": "micromolar"} for d, c in report.items()
+            },
+        )
+
+    def naive(self, session: Session) -> None:
+        """Read the sample at tartrazine's peak and call it all tartrazine, with a 1 cm path."""
+        call = _caller(session)
+        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=_ul(200))
+        call("lh_drop_tips", channels=[0])
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        od = call("reader_read_absorbance", plate="plate_1", wavelength=_nm(426), wells=["A1"])[
+            "values"
+        ]["A1"]
+        guess = {d: 0.0 for d in DYES}
+        guess["tartrazine"] = max(od, 0.0) / 28_300 * 1e6
+        call(
+            "submit_dye_quantification",
+            concentrations={d: {"value": c, "unit": "micromolar"} for d, c in guess.items()},
+        )
+
+
+def _draw_sample(rng: np.random.Generator) -> dict[str, float]:
+    """The hidden sample: one to three dyes, each at a log-uniform concentration (µM)."""
+    count = int(rng.integers(1, 4))
+    chosen = sorted(rng.choice(len(DYES), size=count, replace=False))
+    out = {}
+    for index in chosen:
+        dye = DYES[index]
+        low, high = RANGES_UM[dye]
+        out[dye] = float(np.exp(rng.uniform(np.log(low), np.log(high))))
+    return out
+
+
+def _unmix(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Non-negative amounts of each basis spectrum in ``target``, choosing which components are
+    present by the Bayesian information criterion: every subset of the (four) components is fit
+    by least squares, with a constant baseline; among fits with no negative amount, the lowest
+    n·ln(RSS/n) + k·ln(n) wins, so a component must explain more than noise to be reported."""
+    points, columns = basis.shape
+    baseline = np.ones((points, 1))  # each well's own small OD offset, of either sign
+    best, best_bic = np.zeros(columns), math.inf
+    for mask in range(1, 2**columns):
+        active = [i for i in range(columns) if mask >> i & 1]
+        design = np.hstack([basis[:, active], baseline])
+        coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+        if (coef[:-1] < 0).any():
+            continue
+        residual = target - design @ coef
+        rss = max(float(residual @ residual), 1e-300)
+        bic = points * math.log(rss / points) + (len(active) + 1) * math.log(points)
+        if bic < best_bic:
+            best, best_bic = np.zeros(columns), bic
+            best[active] = coef[:-1]
+    return best
+
+
+def _caller(session: Session) -> Any:
+    def call(name: str, **arguments: Any) -> dict[str, Any]:
+        return session.call_tool(name, arguments).unwrap()
+
+    return call
+
+
+def _ul(value: float) -> dict[str, Any]:
+    return {"value": value, "unit": "microliter"}
+
+
+def _nm(value: float) -> dict[str, Any]:
+    return {"value": value, "unit": "nanometer"}

@@ -9,7 +9,10 @@ from typing import Any, ClassVar
 from labtools.errors import NotSupported, UnknownResource
 from labtools.tool import ToolDecl
 
-__all__ = ["DataStore", "Instrument"]
+__all__ = ["DataSnapshot", "DataStore", "Instrument"]
+
+#: a :class:`DataStore`'s counter and kept entries
+DataSnapshot = tuple[int, tuple[tuple[str, dict[str, Any]], ...]]
 
 
 class DataStore:
@@ -42,6 +45,15 @@ class DataStore:
 
     def handles(self) -> list[str]:
         return list(self._items)
+
+    def snapshot(self) -> DataSnapshot:
+        """The counter and kept entries, for :meth:`restore` (payloads are never changed)."""
+        return self._count, tuple(self._items.items())
+
+    def restore(self, snapshot: DataSnapshot) -> None:
+        """Back to ``snapshot``: the next handle and the kept entries as they were then."""
+        self._count, items = snapshot
+        self._items = OrderedDict(items)
 
 
 class Instrument(ABC):

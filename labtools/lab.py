@@ -87,7 +87,9 @@ class Lab:
         spectrometer ``spec``), its hidden truth drawn from ``seed``."""
         config = resources.files("simulators").joinpath("virtual_lab.toml")
         with resources.as_file(config) as path:
-            return cls.load(path, journal=journal, seed=seed)
+            lab = cls.load(path, journal=journal, seed=seed)
+        lab.connect()  # simulators connect in microseconds; the state is then stable
+        return lab
 
     def _register(self, instrument: Instrument) -> None:
         for spec in _specs_of(instrument):
@@ -121,6 +123,19 @@ class Lab:
         """The tool catalogue in ``format`` (see :data:`labtools.export.FORMATS`)."""
         specs = [s for s in self._specs.values() if s.hints.read_only or not read_only]
         return render(specs, format, lambda name: self.instruments[name].simulated)
+
+    # -- connecting ----------------------------------------------------------------------------
+    async def aconnect(self, names: Iterable[str] | None = None) -> None:
+        """Set up (connect) instruments now rather than at their first call."""
+        for name in names if names is not None else self.instruments:
+            async with self._lock(name):
+                if name not in self._ready:
+                    await self.instruments[name].setup()
+                    self._ready.add(name)
+
+    def connect(self, names: Iterable[str] | None = None) -> None:
+        """Synchronous :meth:`aconnect`."""
+        self.run(self.aconnect(names))
 
     # -- calling -------------------------------------------------------------------------------
     async def acall(
@@ -236,18 +251,22 @@ class Lab:
         """Put the lab back as it was at ``checkpoint``, in milliseconds rather than a rebuild.
 
         Shared objects with a ``reset(seed)`` method (the simulated world) are reset to ``seed``
-        (its hidden truth drawn afresh); the journal starts anew. The result must behave exactly
-        like a newly built lab with that seed.
+        (its hidden truth drawn afresh; ``None`` keeps their seed); instruments that were set up
+        are set up again (re-reading what they read from the device); the journal starts anew.
+        The result must behave exactly like a newly built lab with that seed.
         """
         for name, inst in self.instruments.items():
             inst.restore(checkpoint[name])
-        if seed is not None:
-            for shared in self.shared.values():
-                reset = getattr(shared, "reset", None)
-                if callable(reset):
-                    reset(seed)
+        for shared in self.shared.values():
+            reset = getattr(shared, "reset", None)
+            if callable(reset):
+                reset(seed)
+        connected = [name for name in self.instruments if name in self._ready]
+        self._ready.clear()
         self.journal.close()
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
+        if connected:
+            self.connect(connected)
 
     # -- lifetime ------------------------------------------------------------------------------
     async def aclose(self) -> None:

@@ -126,7 +126,7 @@ def _believe_stocks(deck: Deck, world: World) -> None:
     """Set PLR's belief (volume trackers) for every labelled container of the world."""
     for ref in world.labels:
         container = _container(deck, ref)
-        volume = world.contents(ref).volume_ul
+        volume = world.peek(ref).volume_ul
         if volume > container.max_volume:
             raise ValueError(f"stock {ref}: {volume:g} µL exceeds its {container.max_volume:g} µL")
         container.tracker.set_volume(volume)

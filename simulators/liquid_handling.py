@@ -20,7 +20,7 @@ the source container into the tip and on into the destination, as the world's mi
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -46,7 +46,7 @@ from pylabrobot.resources.errors import NoTipError
 from simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
 from simulators.world import Mixture, World
 
-__all__ = ["PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
+__all__ = ["BackendSnapshot", "PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,18 @@ class TipLoad:
     last_drawn_ul: float = 0.0
 
 
+@dataclass(frozen=True)
+class BackendSnapshot:
+    """The backend's tip loads by channel, and those put back in racks by ``id(tip)``."""
+
+    loads: dict[int, TipLoad]
+    racked: dict[int, TipLoad]
+
+
+def _copy_loads(loads: dict[Any, TipLoad]) -> dict[Any, TipLoad]:
+    return {key: replace(load, liquid=load.liquid.copy()) for key, load in loads.items()}
+
+
 class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     """Independent channels with ISO 8655-shaped errors acting on a world.
 
@@ -87,7 +99,7 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     meet (a key of :data:`simulators.pipetting.ISO_8655_2`). The default, 200, holds the 300 µL-tip
     channel of the virtual deck to the 200 µL row (±1.6 µL, SD 0.6 µL), the nearest tabulated
     nominal at or below the tip. Channel parameters are hidden truth ``lh/channel<i>`` and the
-    film fraction ``lh/film_fraction``, drawn once per seed.
+    film fraction ``lh/film_fraction``, drawn once per seed (again when the world is reset).
     """
 
     _num_arms = 1
@@ -112,17 +124,23 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         self._num_channels = num_channels
         self.channel_class = float(channel_class)
         self.timing = timing or Timing()
-        self.channels = [
-            ChannelModel.from_dict(
-                world.hidden(f"lh/channel{i}", partial(draw_channel, class_ul=self.channel_class))
-            )
-            for i in range(num_channels)
-        ]
-        self.film_fraction: float = world.hidden("lh/film_fraction", draw_film_fraction)
+        self.channels: list[ChannelModel] = []
+        self.film_fraction = 0.0
+        self._draw_truth()
+        world.on_reset(self._draw_truth)
         self._rng = world.stream("lh")
         self._loads: dict[int, TipLoad] = {}
         self._racked: dict[int, TipLoad] = {}
         self._refs: dict[int, tuple[Container, str]] = {}
+
+    def _draw_truth(self) -> None:
+        """The channels' hidden parameters and the film fraction, for the world's seed."""
+        draw = partial(draw_channel, class_ul=self.channel_class)
+        self.channels = [
+            ChannelModel.from_dict(self.world.hidden(f"lh/channel{i}", draw))
+            for i in range(self._num_channels)
+        ]
+        self.film_fraction = self.world.hidden("lh/film_fraction", draw_film_fraction)
 
     @property
     def num_channels(self) -> int:
@@ -139,6 +157,16 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
 
     async def request_tip_presence(self) -> list[bool | None]:
         return [ch in self._loads for ch in range(self._num_channels)]
+
+    # -- episodes ------------------------------------------------------------------------------
+    def snapshot(self) -> BackendSnapshot:
+        """What the tips really hold (mounted, and put back in racks), for :meth:`restore`."""
+        return BackendSnapshot(_copy_loads(self._loads), _copy_loads(self._racked))
+
+    def restore(self, snapshot: BackendSnapshot) -> None:
+        """Return the tips' true contents to ``snapshot`` (the world is reset separately)."""
+        self._loads = _copy_loads(snapshot.loads)
+        self._racked = _copy_loads(snapshot.racked)
 
     def tip_contents(self, channel: int) -> Mixture | None:
         """The liquid really in the tip on ``channel`` (``None`` without a tip). Hidden truth."""

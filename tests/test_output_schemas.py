@@ -18,21 +18,41 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
     with Lab.virtual(seed=2) as lab:
         DyeQuantification(lab, echo=lambda line: None).run()
         extra = [
-            ("reader_read_fluorescence", {"plate": "plate_1", "wells": ["A1", "H12"],
-                                          "excitation_wavelength": {"value": 485, "unit": NM},
-                                          "emission_wavelength": {"value": 528, "unit": NM}}),
+            (
+                "reader_read_fluorescence",
+                {
+                    "plate": "plate_1",
+                    "wells": ["A1", "H12"],
+                    "excitation_wavelength": {"value": 485, "unit": NM},
+                    "emission_wavelength": {"value": 528, "unit": NM},
+                },
+            ),
             ("reader_read_luminescence", {"plate": "plate_1", "wells": []}),
-            ("reader_read_absorbance_spectrum", {"plate": "plate_1", "wells": [],
-                                                 "start": {"value": 400, "unit": NM},
-                                                 "stop": {"value": 700, "unit": NM},
-                                                 "step": {"value": 10, "unit": NM}}),
+            (
+                "reader_read_absorbance_spectrum",
+                {
+                    "plate": "plate_1",
+                    "wells": [],
+                    "start": {"value": 400, "unit": NM},
+                    "stop": {"value": 700, "unit": NM},
+                    "step": {"value": 10, "unit": NM},
+                },
+            ),
             ("lh_move_plate", {"plate": "plate_1", "destination": "plate_carrier-1"}),
             ("spec_acquire_spectrum", {"scans": 3}),
             ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [1]}),
-            ("lh_aspirate", {"channel": 1, "well": "reservoir:A1",
-                             "volume": {"value": 50, "unit": "microliter"}}),
-            ("lh_dispense", {"channel": 1, "well": "plate_2:A1",
-                             "volume": {"value": 50, "unit": "microliter"}}),
+            (
+                "lh_aspirate",
+                {
+                    "channel": 1,
+                    "well": "reservoir:A1",
+                    "volume": {"value": 50, "unit": "microliter"},
+                },
+            ),
+            (
+                "lh_dispense",
+                {"channel": 1, "well": "plate_2:A1", "volume": {"value": 50, "unit": "microliter"}},
+            ),
         ]
         for name, arguments in extra:
             assert lab.call(name, arguments).ok, name

@@ -37,3 +37,15 @@ def test_hardware_tests_run_with_the_flag(pytester) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest_subprocess("-q", "-k", "real_robot", "--hardware")
     result.assert_outcomes(failed=1)
+
+
+def test_the_documented_example_passes(pytester) -> None:
+    """docs/testing.md's example, as a user would save it, passes against the virtual lab."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "testing.md").read_text("utf-8")
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    protocols, tests = code.split("# test_my_protocols.py\n")
+    pytester.makepyfile(my_protocols=protocols, test_my_protocols=tests)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, skipped=1)

@@ -87,6 +87,13 @@ class OBPLink:
                 raise
         return self._check(command, reply)
 
+    def resync(self) -> None:
+        """Drop any bytes not yet read and start in step, as on a new connection (after the
+        device was reset)."""
+        with self._lock:
+            self.transport.discard_input()
+            self._out_of_step = False
+
     def _receive(self) -> OBPMessage:
         header = self.transport.read_exactly(HEADER_SIZE)
         rest = self.transport.read_exactly(bytes_remaining(header))

@@ -3,7 +3,7 @@
 Layering (as in python-seabreeze): this facade → the model record (:mod:`.models`) → command
 declarations (:mod:`.messages`) → framing (:mod:`.protocol`, :mod:`.link`) → a transport.
 The constructor does no I/O; :meth:`setup` connects and reads the serial number and wavelength
-calibration, :meth:`stop` disconnects.
+calibration, :meth:`stop` disconnects; after :meth:`restore` (episodes), setup reads them again.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from drivers.ocean.link import OBPLink
 from drivers.ocean.models import DeviceModel, get_model
 from drivers.ocean.protocol import Checksum
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed
-from labtools.instruments.spectrometer import Spectrometer
+from labtools.instruments.spectrometer import Spectrometer, SpectrometerSnapshot
 from labtools.transport import Transport, make_transport
 
 __all__ = ["OBPSpectrometer"]
@@ -94,16 +94,18 @@ class OBPSpectrometer(Spectrometer):
         return spec if isinstance(spec, Transport) else None
 
     async def setup(self) -> None:
-        """Connect; read the serial number and the wavelength calibration (and, on a
-        reconnection, send the integration time in force again)."""
-        if self._link is not None:
+        """Connect unless connected; read the serial number and the wavelength calibration
+        unless known (and, on a reconnection or after :meth:`restore`, send the integration time
+        in force again)."""
+        if self._link is None:
+            spec = self._transport_spec
+            if isinstance(spec, Transport):
+                transport = spec
+            else:
+                transport = await asyncio.to_thread(make_transport, spec, timeout=self._timeout)
+            self._link = OBPLink(transport, checksum=self._checksum, timeout=self._timeout)
+        elif self._wavelengths is not None:
             return
-        spec = self._transport_spec
-        if isinstance(spec, Transport):
-            transport = spec
-        else:
-            transport = await asyncio.to_thread(make_transport, spec, timeout=self._timeout)
-        self._link = OBPLink(transport, checksum=self._checksum, timeout=self._timeout)
         try:
             await self._io(self._identify)
         except BaseException:
@@ -116,6 +118,22 @@ class OBPSpectrometer(Spectrometer):
         self._light_on = self._device_scans = None
         if link is not None and self._owns_transport:
             link.transport.close()
+
+    # -- episodes ------------------------------------------------------------------------------
+    def restore(self, snapshot: SpectrometerSnapshot) -> None:
+        """Return the front end to ``snapshot`` and forget what was read from the device.
+
+        The lab sets the instrument up again before its next call: the serial number and the
+        calibration are read afresh (a virtual device rewound to a new seed has new ones), the
+        integration time in force is sent again, and lamp and averaging before the next scan.
+        """
+        super().restore(snapshot)
+        self.serial_number = None
+        self.coefficients = ()
+        self._wavelengths = None
+        self._light_on = self._device_scans = None
+        if self._link is not None:
+            self._link.resync()
 
     def _identify(self) -> None:
         link = self._need_link()

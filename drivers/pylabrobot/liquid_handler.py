@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -32,6 +33,7 @@ from drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
 from drivers.pylabrobot.deck_view import DeckView
 from drivers.pylabrobot.errors import tool_error
 from drivers.pylabrobot.geometry import dead_volume_ul
+from drivers.pylabrobot.snapshot import HandlerSnapshot
 from drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from labtools.errors import (
     InstrumentError,
@@ -41,6 +43,7 @@ from labtools.errors import (
     OutOfRange,
     PreconditionFailed,
 )
+from labtools.instrument import DataSnapshot
 from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
 from labtools.instruments.liquid_handler import (
     DeckState,
@@ -53,7 +56,7 @@ from labtools.instruments.liquid_handler import (
 )
 from labtools.units import Range, magnitude, qty
 
-__all__ = ["DEFAULT_TIP_TYPES", "PLRLiquidHandler"]
+__all__ = ["DEFAULT_TIP_TYPES", "LiquidHandlerSnapshot", "PLRLiquidHandler"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,16 @@ UL = "microliter"
 DEFAULT_TIP_TYPES: Mapping[str, Sequence[float]] = MappingProxyType(
     {"tip_300ul": (1.0, 300.0), "tip_1000ul": (10.0, 1000.0)}
 )
+
+
+@dataclass(frozen=True)
+class LiquidHandlerSnapshot:
+    """What :meth:`PLRLiquidHandler.restore` puts back."""
+
+    handler: HandlerSnapshot
+    backend: Any
+    labels: dict[str, str]
+    data: DataSnapshot
 
 
 class PLRLiquidHandler(LiquidHandler):
@@ -298,6 +311,30 @@ class PLRLiquidHandler(LiquidHandler):
             log.exception(
                 "could not put %s back on %s after a failed move", plate.name, origin.name
             )
+
+    # -- episodes ------------------------------------------------------------------------------
+    def snapshot(self) -> LiquidHandlerSnapshot:
+        """PLR's belief (volumes, tips, plate places, gripper), the backend's own state (if it
+        has ``snapshot``/``restore``), the labels and the data store. Simulated handlers only."""
+        if not self.simulated:
+            raise NotSupported(f"{self.name}: a real liquid handler cannot be rewound")
+        backend = self.plr.backend
+        save = getattr(backend, "snapshot", None)
+        return LiquidHandlerSnapshot(
+            handler=HandlerSnapshot(self.plr),
+            backend=save() if callable(save) else None,
+            labels=dict(self.labels),
+            data=self.data.snapshot(),
+        )
+
+    def restore(self, snapshot: LiquidHandlerSnapshot) -> None:
+        """Return to ``snapshot``; the world behind a simulated backend is reset separately."""
+        snapshot.handler.restore()
+        if snapshot.backend is not None:
+            self.plr.backend.restore(snapshot.backend)
+        self.labels.clear()
+        self.labels.update(snapshot.labels)
+        self.data.restore(snapshot.data)
 
     # -- belief --------------------------------------------------------------------------------
     async def get_deck(self) -> DeckState:

@@ -24,10 +24,12 @@ from drivers.pylabrobot.reader_calls import Grid, ReadCalls
 from drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
 from labtools.errors import (
     InstrumentError,
+    NotSupported,
     OutOfRange,
     PreconditionFailed,
     UnknownResource,
 )
+from labtools.instrument import DataSnapshot
 from labtools.instruments import PlateReader, PlateReaderLimits
 from labtools.units import Range
 
@@ -113,6 +115,19 @@ class PLRPlateReader(PlateReader):
         if self.reader.setup_finished:
             with reader_errors("stop", self.backend_name):
                 await self.reader.stop()
+
+    # -- episodes ------------------------------------------------------------------------------
+    def snapshot(self) -> DataSnapshot:
+        """The data store (simulated readers only). The plate in the reader is a place on the
+        deck: the liquid handler that moves plates puts it back."""
+        if not self.simulated:
+            raise NotSupported(f"{self.name}: a real plate reader cannot be rewound")
+        return self.data.snapshot()
+
+    def restore(self, snapshot: DataSnapshot) -> None:
+        """Return to ``snapshot``. Nothing else here depends on the seed: the physics backend
+        reads hidden truth from the world on every read and caches only geometry and spectra."""
+        self.data.restore(snapshot)
 
     def state(self) -> dict[str, Any]:
         held = self._held()

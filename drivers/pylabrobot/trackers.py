@@ -14,7 +14,8 @@ adapter validates first, so PLR should never refuse; if it or the backend still 
 attributes directly (``volume``/``pending_volume``, ``_tip``/``_pending_tip``/``_tip_origin``),
 which are private to PLR 0.2.2 — the reason for the version pin. A snapshot of the few trackers
 one call touches costs a few µs; a whole-deck ``serialize_all_state`` costs ms and, in 0.2.2,
-loses the volume of a mounted tip.
+loses the volume of a mounted tip. The same snapshots of every tracker on a deck rewind it
+between episodes (:mod:`drivers.pylabrobot.snapshot`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ from pylabrobot.resources.volume_tracker import does_volume_tracking, set_volume
 
 from labtools.errors import InstrumentError
 
-__all__ = ["TrackerSnapshot", "enable_tracking", "require_tracking"]
+__all__ = [
+    "TipState",
+    "TrackerSnapshot",
+    "clear_tip",
+    "enable_tracking",
+    "require_tracking",
+    "restore_tip",
+    "tip_state",
+]
 
 
 def enable_tracking() -> None:
@@ -70,18 +79,22 @@ class TrackerSnapshot:
         self._volumes = [
             (c.tracker, c.tracker.volume, c.tracker.pending_volume) for c in containers
         ]
-        self._spots = [_tip_state(s.tracker) for s in spots]
-        self._head = [_tip_state(t) for t in head]
+        self._spots = [tip_state(s.tracker) for s in spots]
+        self._head = [tip_state(t) for t in head]
 
     def restore(self) -> None:
         """Put every saved attribute back (fires no PLR callbacks)."""
         for tracker, volume, pending in self._volumes:
             tracker.volume, tracker.pending_volume = volume, pending
         for state in (*self._spots, *self._head):
-            _restore_tip(state)
+            restore_tip(state)
 
 
-def _tip_state(tracker: TipTracker) -> tuple[Any, ...]:
+TipState = tuple[Any, ...]
+
+
+def tip_state(tracker: TipTracker) -> TipState:
+    """A tip tracker's tip (mounted or pending), the tip's origin and the tips' volumes."""
     tip = tracker._tip
     tip_volume = (tip.tracker.volume, tip.tracker.pending_volume) if tip is not None else None
     pending = tracker._pending_tip
@@ -93,10 +106,17 @@ def _tip_state(tracker: TipTracker) -> tuple[Any, ...]:
     return tracker, tip, pending, tracker._tip_origin, tip_volume, pending_volume
 
 
-def _restore_tip(state: tuple[Any, ...]) -> None:
+def restore_tip(state: TipState, into: TipTracker | None = None) -> None:
+    """Put a :func:`tip_state` back, into its own tracker or into ``into``."""
     tracker, tip, pending, origin, tip_volume, pending_volume = state
+    tracker = into if into is not None else tracker
     tracker._tip, tracker._pending_tip, tracker._tip_origin = tip, pending, origin
     if tip is not None and tip_volume is not None:
         tip.tracker.volume, tip.tracker.pending_volume = tip_volume
     if pending is not None and pending_volume is not None:
         pending.tracker.volume, pending.tracker.pending_volume = pending_volume
+
+
+def clear_tip(tracker: TipTracker) -> None:
+    """Leave ``tracker`` without a tip, as a new one is (fires no callbacks)."""
+    tracker._tip = tracker._pending_tip = tracker._tip_origin = None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from labtools.cli import catalog, demo, serve
+from labtools.cli import catalog, demo, episodes, serve
 
 #: subcommand modules; each has ``register(subparsers)`` setting ``func`` on its parser
-COMMANDS = (catalog, demo, serve)
+COMMANDS = (catalog, demo, serve, episodes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from labtools.demo.protocol import DyeQuantification, Outcome
+from labtools.demo.protocol import DyeQuantification, Outcome, Transcript
 from labtools.lab import Lab
 
 __all__ = ["run_demo"]
@@ -23,10 +23,11 @@ def run_demo(seed: int = 0, out: Path = Path("out/demo"), as_json: bool = False)
     started = time.perf_counter()
     echo = (lambda line: None) if as_json else print
     with Lab.virtual(seed=seed, journal=journal) as lab:
-        protocol = DyeQuantification(lab, echo=echo)
+        transcript = Transcript(lab, echo)
+        protocol = DyeQuantification(lab, call=transcript)
         outcome = protocol.run()
         truth_um = _truth_micromolar(lab, protocol.unknown, outcome.dye)
-        calls = protocol.call.calls
+        calls = transcript.calls
     paths = [
         plots.plate_heatmap(
             outcome.plate_reading,
@@ -44,12 +45,15 @@ def run_demo(seed: int = 0, out: Path = Path("out/demo"), as_json: bool = False)
             outcome.wavelength_nm,
             out / "standard_curve.png",
         ),
-        plots.spectrum_plot(
-            outcome.spectrum,
-            out / "spectrum.png",
-            f"unknown in the cuvette, diluted 13× (seed {seed})",
-        ),
     ]
+    if outcome.spectrum is not None:
+        paths.append(
+            plots.spectrum_plot(
+                outcome.spectrum,
+                out / "spectrum.png",
+                f"unknown in the cuvette, diluted 13× (seed {seed})",
+            )
+        )
     elapsed = time.perf_counter() - started
     if as_json:
         print(json.dumps(_summary(outcome, truth_um, journal, paths)))

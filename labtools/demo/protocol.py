@@ -6,7 +6,10 @@
 4. Read the unknown in triplicate; dilute and read again while it lies above the top standard.
 5. Fit the standard curve; read the unknown's concentration off it, with its uncertainty.
 6. Record the unknown's spectrum in the cuvette with the spectrometer (dark, reference, sample),
-   choosing the integration time from the reference's counts.
+   choosing the integration time from the reference's counts (optional).
+
+The protocol calls tools through any ``call(name, **arguments) -> data`` function, so the same
+steps run on a lab (the demo) or through a grounded-reward session (the standard-curve task).
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ STEPS = 7  # two-fold steps: 160 … 2.5 µM
 REPLICATE_ROWS = "ABC"
 UNKNOWN_ROWS = "DEF"
 WELL_UL = 100.0
+
+
+#: ``call(name, **arguments)`` → the tool's data; raises the tool's error if it was refused
+Call = Callable[..., dict[str, Any]]
 
 
 def ul(value: float) -> dict[str, Any]:
@@ -80,15 +87,30 @@ class Outcome:
     plate_reading: dict[str, float]
     blank: float
     budget: dict[str, float]  # relative standard uncertainties by source
-    spectrum: dict[str, Any]
+    spectrum: dict[str, Any] | None  # the cuvette spectrum, if recorded
     spectrometer_estimate_um: float | None
 
 
 class DyeQuantification:
-    """The protocol. ``run()`` returns the :class:`Outcome`."""
+    """The protocol. ``run()`` returns the :class:`Outcome`.
 
-    def __init__(self, lab: Lab, echo: Callable[[str], None] = print) -> None:
-        self.call = Transcript(lab, echo)
+    On a ``lab``, calls go through a :class:`Transcript` echoing each call, and the cuvette
+    spectrum is recorded. With ``call`` (any :data:`Call`, e.g. through a session) and no lab,
+    the cuvette step, which needs the lab's data store for the full spectrum, is left out.
+    """
+
+    def __init__(
+        self,
+        lab: Lab | None = None,
+        echo: Callable[[str], None] = print,
+        *,
+        call: Call | None = None,
+    ) -> None:
+        if call is None:
+            if lab is None:
+                raise ValueError("give the lab to run on, or a call function")
+            call = Transcript(lab, echo)
+        self.call = call
         self.lab = lab
         self.channel = 0
 
@@ -128,7 +150,10 @@ class DyeQuantification:
         self._unknown_into(column, dilution)
         while True:
             reading = self.call(
-                "reader_read_absorbance", plate="plate_1", wavelength=wavelength, wells=[]
+                "reader_read_absorbance",
+                plate="plate_1",
+                wavelength=wavelength,
+                wells=_plate_wells(column),
             )
             values = reading["values"]
             blank = sum(values[f"{r}{STEPS + 1}"] for r in REPLICATE_ROWS) / 3
@@ -159,7 +184,7 @@ class DyeQuantification:
             ** 0.5,
         }
         relative = sum(v**2 for v in budget.values()) ** 0.5
-        spectrum, spec_um = self._cuvette_spectrum(peak)
+        spectrum, spec_um = self._cuvette_spectrum(peak) if self.lab is not None else (None, None)
         estimate = c * dilution
         return Outcome(
             self.dye,
@@ -269,6 +294,8 @@ class DyeQuantification:
 
     def _cuvette_spectrum(self, peak_nm: float) -> tuple[dict[str, Any], float | None]:
         """Blank the spectrometer on water in the cuvette, then add the unknown and measure."""
+        if self.lab is None:
+            raise ValueError("the cuvette spectrum needs the lab's data store")
         blank_ul, sample_ul = 1200.0, 100.0
         self._fresh_tip("tips_1000ul")
         for _ in range(2):
@@ -304,6 +331,13 @@ class DyeQuantification:
         full = self.lab.data(spectrum["data"])
         cuvette_um = spectrum["peak_absorbance"] / TARTRAZINE_EPSILON * 1e6  # 1 cm path
         return {**spectrum, "full": full}, cuvette_um * (blank_ul + sample_ul) / sample_ul
+
+
+def _plate_wells(unknown_columns: int) -> list[str]:
+    """The wells in use: the standards and blanks, and the unknown's first columns."""
+    standards = [f"{r}{c}" for r in REPLICATE_ROWS for c in range(1, STEPS + 2)]
+    unknowns = [f"{r}{c}" for r in UNKNOWN_ROWS for c in range(1, unknown_columns + 1)]
+    return standards + unknowns
 
 
 def _brief(arguments: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from typing_extensions import TypedDict
 
 from labtools.errors import PreconditionFailed
-from labtools.instrument import Instrument
+from labtools.instrument import DataSnapshot, Instrument
 from labtools.progress import report_progress
 from labtools.tool import Arg, tool
 from labtools.units import Duration, QuantityJSON, Range, magnitude, qty
@@ -27,6 +27,7 @@ __all__ = [
     "IntegrationTimeSet",
     "Spectrometer",
     "SpectrometerLimits",
+    "SpectrometerSnapshot",
 ]
 
 NM = "nanometer"
@@ -79,6 +80,16 @@ _SCANS = "Number of scans to average; noise falls as 1/sqrt(scans)."
 class _Stored:
     counts: np.ndarray
     integration_s: float
+
+
+@dataclass(frozen=True)
+class SpectrometerSnapshot:
+    """The front end's state, for :meth:`Spectrometer.restore`."""
+
+    integration_s: float | None
+    dark: _Stored | None
+    reference: _Stored | None
+    data: DataSnapshot
 
 
 class Spectrometer(Instrument):
@@ -242,6 +253,21 @@ class Spectrometer(Instrument):
             window = window[~np.isnan(window)]
             out.append(round(float(window.mean()), 4) if window.size else None)
         return [float(c) for c in centres], out
+
+    # -- episodes ------------------------------------------------------------------------------
+    def snapshot(self) -> SpectrometerSnapshot:
+        """The front end's state: integration time, kept dark and reference, data store.
+        Drivers with state of their own extend this."""
+        return SpectrometerSnapshot(
+            self._integration_s, self._dark, self._reference, self.data.snapshot()
+        )
+
+    def restore(self, snapshot: SpectrometerSnapshot) -> None:
+        """Return the front end to ``snapshot`` (kept spectra are never changed in place)."""
+        self._integration_s = snapshot.integration_s
+        self._dark = snapshot.dark
+        self._reference = snapshot.reference
+        self.data.restore(snapshot.data)
 
     def state(self) -> dict[str, Any]:
         return {

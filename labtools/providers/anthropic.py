@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from labtools.lab import Lab
+from labtools.host import ToolHost
 from labtools.providers.calls import AgentRun, ToolCall, result_json, run_call
 
 __all__ = ["run_agent", "tool_result_message"]
 
 
-def tool_result_message(message: Any, lab: Lab) -> tuple[dict[str, Any] | None, list[ToolCall]]:
+def tool_result_message(
+    message: Any, lab: ToolHost
+) -> tuple[dict[str, Any] | None, list[ToolCall]]:
     """Run the ``tool_use`` blocks of an assistant ``message`` on ``lab``.
 
     Returns the ``user`` message of ``tool_result`` blocks to send next (``None`` if the model
@@ -39,7 +41,7 @@ def tool_result_message(message: Any, lab: Lab) -> tuple[dict[str, Any] | None, 
 def run_agent(
     client: Any,
     model: str,
-    lab: Lab,
+    lab: ToolHost,
     prompt: str,
     max_turns: int = 20,
     *,

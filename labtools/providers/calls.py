@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labtools.errors import InvalidArguments
-from labtools.lab import Lab
+from labtools.host import ToolHost
 from labtools.result import ToolResult
 
 __all__ = ["AgentRun", "ToolCall", "result_json", "run_call"]
@@ -33,7 +33,7 @@ class AgentRun:
     stopped: str = "answer"  # "answer" (the model stopped calling tools) or "max_turns"
 
 
-def run_call(lab: Lab, call_id: str, name: str, arguments: Any) -> ToolCall:
+def run_call(lab: ToolHost, call_id: str, name: str, arguments: Any) -> ToolCall:
     """Run a model's call. ``arguments`` may be JSON text (OpenAI) or an object (others)."""
     if isinstance(arguments, str):
         try:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from labtools.lab import Lab
+from labtools.host import ToolHost
 from labtools.providers.calls import AgentRun, ToolCall, run_call
 
 __all__ = ["function_response_content", "run_agent"]
 
 
-def function_response_content(response: Any, lab: Lab) -> tuple[Any | None, list[ToolCall]]:
+def function_response_content(response: Any, lab: ToolHost) -> tuple[Any | None, list[ToolCall]]:
     """Run the function calls of a ``GenerateContentResponse`` on ``lab``.
 
     Returns the ``user`` ``Content`` of function responses to send next (``None`` if the model
@@ -41,7 +41,7 @@ def function_response_content(response: Any, lab: Lab) -> tuple[Any | None, list
 def run_agent(
     client: Any,
     model: str,
-    lab: Lab,
+    lab: ToolHost,
     prompt: str,
     max_turns: int = 20,
     *,

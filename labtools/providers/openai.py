@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from labtools.lab import Lab
+from labtools.host import ToolHost
 from labtools.providers.calls import AgentRun, ToolCall, result_json, run_call
 
 __all__ = ["chat_tool_messages", "responses_tool_outputs", "run_agent"]
 
 
-def chat_tool_messages(message: Any, lab: Lab) -> tuple[list[dict[str, Any]], list[ToolCall]]:
+def chat_tool_messages(message: Any, lab: ToolHost) -> tuple[list[dict[str, Any]], list[ToolCall]]:
     """Run the tool calls of a Chat Completions assistant ``message`` on ``lab``.
 
     Returns the ``{"role": "tool", ...}`` messages to append, and the calls made.
@@ -29,7 +29,9 @@ def chat_tool_messages(message: Any, lab: Lab) -> tuple[list[dict[str, Any]], li
     return messages, calls
 
 
-def responses_tool_outputs(response: Any, lab: Lab) -> tuple[list[dict[str, Any]], list[ToolCall]]:
+def responses_tool_outputs(
+    response: Any, lab: ToolHost
+) -> tuple[list[dict[str, Any]], list[ToolCall]]:
     """Run the ``function_call`` output items of a Responses API ``response`` on ``lab``.
 
     Returns the ``function_call_output`` input items to send next, and the calls made.
@@ -49,7 +51,7 @@ def responses_tool_outputs(response: Any, lab: Lab) -> tuple[list[dict[str, Any]
 def run_agent(
     client: Any,
     model: str,
-    lab: Lab,
+    lab: ToolHost,
     prompt: str,
     max_turns: int = 20,
     *,
@@ -66,7 +68,7 @@ def run_agent(
 
 
 def _run_responses(
-    client: Any, model: str, lab: Lab, prompt: str, max_turns: int, instructions: str | None
+    client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
 ) -> AgentRun:
     run = AgentRun()
     items: list[Any] = [{"role": "user", "content": prompt}]
@@ -88,7 +90,7 @@ def _run_responses(
 
 
 def _run_chat(
-    client: Any, model: str, lab: Lab, prompt: str, max_turns: int, instructions: str | None
+    client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
 ) -> AgentRun:
     run = AgentRun()
     messages: list[Any] = []

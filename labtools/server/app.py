@@ -18,7 +18,7 @@ from mcp.shared.uri_template import UriTemplate
 
 from labtools import __version__
 from labtools.errors import UnknownTool
-from labtools.lab import Lab
+from labtools.host import ToolHost
 from labtools.result import ToolResult
 
 __all__ = ["build_server"]
@@ -36,8 +36,10 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -> Server:
-    """An MCP server exposing ``lab``; ``read_only`` exposes only tools that change nothing."""
+def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtools") -> Server:
+    """An MCP server exposing ``lab`` (or a session); ``read_only`` exposes only tools that
+    change nothing."""
+    instruments: dict[str, Any] = getattr(lab, "instruments", {})
     entries = lab.tools("mcp", read_only=read_only)
     exposed = {entry["name"] for entry in entries}
     tools = [_tool(entry) for entry in entries]
@@ -84,7 +86,7 @@ def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -
                 mime_type="application/json",
                 description=f"State of the {inst.kind.replace('_', ' ')} '{key}'.",
             )
-            for key, inst in lab.instruments.items()
+            for key, inst in instruments.items()
         ]
         return types.ListResourcesResult(resources=resources)
 
@@ -108,8 +110,8 @@ def build_server(lab: Lab, *, read_only: bool = False, name: str = "labtools") -
         uri = str(params.uri)
         if uri == STATE_URI:
             payload: Any = lab.state()
-        elif (match := INSTRUMENT_URI.match(uri)) is not None and match["name"] in lab.instruments:
-            payload = lab.instruments[match["name"]].state()
+        elif (match := INSTRUMENT_URI.match(uri)) is not None and match["name"] in instruments:
+            payload = instruments[match["name"]].state()
         elif (match := DATA_URI.match(uri)) is not None:
             try:
                 payload = lab.data(f"{match['instrument']}/{match['number']}")

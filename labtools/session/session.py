@@ -9,6 +9,7 @@ from typing import Any
 
 from labtools.errors import NotSupported, PreconditionFailed
 from labtools.journal import Journal
+from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session.budget import Usage
 from labtools.session.reward import Reward
@@ -97,8 +98,8 @@ class Session:
         return self.observation()
 
     def observation(self) -> dict[str, Any]:
+        """What the agent is told: the statement, the tool names and the budget."""
         return {
-            "episode_id": self.episode_id,
             "task": self.task.statement(self.lab),
             "tools": self.tool_names(),
             "budget": self.task.budget.as_dict(),
@@ -126,8 +127,14 @@ class Session:
     def tool_names(self) -> list[str]:
         return self.lab.tool_names()
 
-    def tools(self, format: str = "json-schema") -> list[dict[str, Any]]:
-        return self.lab.tools(format)
+    def tools(
+        self, format: str = "json-schema", *, read_only: bool = False
+    ) -> list[dict[str, Any]]:
+        return self.lab.tools(format, read_only=read_only)
+
+    def data(self, handle: str) -> dict[str, Any]:
+        """Full data behind a handle in a tool result (``"spec/3"``)."""
+        return self.lab.data(handle)
 
     def call_tool(self, name: str, arguments: object) -> ToolResult:
         return self.lab.run(self.acall_tool(name, arguments))
@@ -135,7 +142,9 @@ class Session:
     # the provider loops and the MCP server take anything with call/acall/tools
     call = call_tool
 
-    async def acall_tool(self, name: str, arguments: object) -> ToolResult:
+    async def acall_tool(
+        self, name: str, arguments: object, *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
         if self.episode_id is None or self.done:
             error = PreconditionFailed(
                 "the episode has ended" if self.done else "no episode has started",
@@ -143,7 +152,7 @@ class Session:
             )
             self.usage.calls += 1
             return ToolResult.failure(error)
-        result = await self.lab.acall(name, arguments)
+        result = await self.lab.acall(name, arguments, progress=progress)
         verb = name.partition("_")[2] if isinstance(name, str) else ""
         self.usage.count(verb, arguments, result, self._stocks)
         if self.lab.clock is not None:
@@ -159,6 +168,7 @@ class Session:
                     "terminated": self.terminated,
                     "truncated": self.truncated,
                     "usage": self.usage.as_dict(),
+                    "reward": self.score().as_dict(),
                 }
             )
         return result

@@ -51,7 +51,9 @@ class Task(Instrument):
         rewinds it for each episode)."""
         config = resources.files("simulators").joinpath(self.config)
         with resources.as_file(config) as path:
-            return Lab.load(path, seed=seed)
+            lab = Lab.load(path, seed=seed)
+        lab.connect()
+        return lab
 
     @abstractmethod
     def prepare(self, lab: Lab, seed: int) -> None:

@@ -42,7 +42,7 @@ def gather(world: World, keys: Sequence[str], buffer_ph: dict[str, float | None]
     ``buffer_ph``: a cache of each species' buffer pH (``None`` if not a buffer), filled here.
     A well's pH is the amount-weighted pH of its buffers, 7.0 without one (as ``Mixture.ph``).
     """
-    contents = world.contents
+    contents = world.peek  # reading makes no entries for empty wells
     n = len(keys)
     volume = np.zeros(n)
     columns: dict[str, int] = {}

@@ -13,6 +13,8 @@ Timing: exposures are taken on demand — a spectrum request starts ``scans to a
 exposures at the current integration time, so a new integration time applies from the next
 exposure and never to one already under way. Each exposure advances the world's clock by the
 integration time; nothing here waits on the wall clock (the socket server can, in real-time mode).
+Resetting the world switches the device off and on: default settings, and the serial number and
+optics of the new seed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -76,15 +79,13 @@ class OBPEmulator:
         self.world = world
         self.optics = Optics(world, self.profile, name=name, container=container)
         self.ccd = CCD(self.profile, world.stream(name))
-        self.serial_number = serial_number or f"{self.profile.serial_prefix}{world.seed:05d}"[:16]
         # stored calibration as the device sends it: float32 on the wire
         self.coefficients = tuple(float(c) for c in np.float32(self.profile.coefficients))
-        self.integration_us = self.profile.default_integration_us
-        self.scans_to_average = 1
-        self.lamp_on = True
-        self.shutter_open = True
+        self._serial_given = serial_number
         self._lock = threading.Lock()
-        self._exposed_s = 0.0
+        self._sessions: weakref.WeakSet[OBPSession] = weakref.WeakSet()
+        self._power_on()
+        world.on_reset(self._power_on)
         self._handlers: dict[int, Callable[..., Any]] = {
             m.GET_SERIAL_NUMBER.message_type: lambda: self.serial_number,
             m.GET_RAW_SPECTRUM.message_type: self._spectrum,
@@ -100,12 +101,28 @@ class OBPEmulator:
         if self.model.max_scans_to_average <= 1:  # no device-side averaging on this model
             for command in (m.GET_SCANS_TO_AVERAGE, m.SET_SCANS_TO_AVERAGE):
                 del self._handlers[command.message_type]
-        self._default_session = OBPSession(self)
+        self._default_session = self.session()
+
+    def _power_on(self) -> None:
+        """The device as switched on: default settings, nothing pending on any connection, and
+        the serial number of the world's seed. Runs again when the world is reset."""
+        with self._lock:
+            prefix = self.profile.serial_prefix
+            self.serial_number = self._serial_given or f"{prefix}{self.world.seed:05d}"[:16]
+            self.integration_us = self.profile.default_integration_us
+            self.scans_to_average = 1
+            self.lamp_on = True
+            self.shutter_open = True
+            self._exposed_s = 0.0
+            for session in list(self._sessions):
+                session.clear()
 
     # -- connections ---------------------------------------------------------------------------
     def session(self) -> OBPSession:
         """A new connection to the device (its own input buffer)."""
-        return OBPSession(self)
+        session = OBPSession(self)
+        self._sessions.add(session)
+        return session
 
     def feed(self, data: bytes) -> bytes:
         """Bytes in, reply bytes out, on the device's default connection."""
@@ -213,6 +230,11 @@ class OBPSession:
             del self._buffer[:size]
             out += self._respond(frame)
         return bytes(out)
+
+    def clear(self) -> None:
+        """Drop unanswered bytes and untaken exposure time (the device was switched off)."""
+        self._buffer.clear()
+        self._exposed_s = 0.0
 
     def take_exposure_s(self) -> float:
         """Exposure time (s) of the spectra answered since the last call."""

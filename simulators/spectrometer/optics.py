@@ -48,18 +48,26 @@ class Optics:
     ) -> None:
         self.world = world
         self.profile = profile
+        self.name = name
         self.container = container
         self.cuvette = cuvette or Cuvette()
         pixels = np.arange(profile.model.pixels, dtype=float)
         stored_coefficients = np.float32(profile.coefficients).astype(float)  # as sent (float32)
-        stored = np.polynomial.polynomial.polyval(pixels, stored_coefficients)
+        self._pixels = pixels
+        self._stored_nm = np.polynomial.polynomial.polyval(pixels, stored_coefficients)
+        self._draw_truth()
+        world.on_reset(self._draw_truth)
+
+    def _draw_truth(self) -> None:
+        """The hidden calibration error and stray light of the world's seed, and what follows."""
+        world, profile, pixels = self.world, self.profile, self._pixels
         # hidden truth per seed: true minus stored wavelength = offset + tilt · (p/N − ½),
         # |error| ≤ 0.5 nm [A, range from physics reference §7]; stray light at 600 nm ≈0.05 %
-        offset = world.hidden(f"{name}/wavelength_offset_nm", _uniform(-0.35, 0.35))
-        tilt = world.hidden(f"{name}/wavelength_tilt_nm", _uniform(-0.3, 0.3))
-        stray = world.hidden(f"{name}/stray_light_600nm", _uniform(3e-4, 7e-4))
+        offset = world.hidden(f"{self.name}/wavelength_offset_nm", _uniform(-0.35, 0.35))
+        tilt = world.hidden(f"{self.name}/wavelength_tilt_nm", _uniform(-0.3, 0.3))
+        stray = world.hidden(f"{self.name}/stray_light_600nm", _uniform(3e-4, 7e-4))
         #: what each pixel really sees, nm
-        self.true_nm = stored + offset + tilt * (pixels / pixels[-1] - 0.5)
+        self.true_nm = self._stored_nm + offset + tilt * (pixels / pixels[-1] - 0.5)
         self._lamp = profile.peak_rate_e_per_s * relative_rate(self.true_nm)
         self._stray = stray_fraction(self.true_nm, stray)
         self._kernel = _slit_kernel(profile.resolution_nm, float(np.mean(np.diff(self.true_nm))))
@@ -69,7 +77,7 @@ class Optics:
         off or the shutter is closed (``light`` false)."""
         if not light:
             return np.zeros_like(self._lamp)
-        contents = self.world.contents(self.container)
+        contents = self.world.peek(self.container)
         transmission = self.cuvette.transmission(contents, self.true_nm, self.world.species)
         mean_t = float(np.sum(self._lamp * transmission) / np.sum(self._lamp))
         seen = self._lamp * (transmission + self._stray * mean_t)

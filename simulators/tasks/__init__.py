@@ -6,8 +6,12 @@
 from __future__ import annotations
 
 from labtools.session.task import Task
+from simulators.tasks.colour_matching import ColourMatching
 from simulators.tasks.dye_quantification import DyeQuantification
+from simulators.tasks.standard_curve import StandardCurve
 
-TASKS: dict[str, type[Task]] = {task.id: task for task in (DyeQuantification,)}
+TASKS: dict[str, type[Task]] = {
+    task.id: task for task in (ColourMatching, DyeQuantification, StandardCurve)
+}
 
 __all__ = ["TASKS"]

@@ -15,17 +15,30 @@ class Streams:
     """Named, independent ``numpy`` generators derived from one seed."""
 
     def __init__(self, seed: int) -> None:
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-        self.seed = seed
+        self.seed = _checked(seed)
         self._streams: dict[str, np.random.Generator] = {}
 
     def __call__(self, name: str) -> np.random.Generator:
         stream = self._streams.get(name)
         if stream is None:
-            # Hash seed and name together: feeding small seeds and name keys to SeedSequence
-            # directly gave visibly similar first draws for nearby seeds.
-            digest = hashlib.sha256(f"{self.seed}/{name}".encode()).digest()
-            sequence = np.random.SeedSequence(int.from_bytes(digest[:16], "little"))
-            stream = self._streams[name] = np.random.Generator(np.random.PCG64(sequence))
+            stream = self._streams[name] = np.random.Generator(self._bits(name))
         return stream
+
+    def reseed(self, seed: int) -> None:
+        """Restart every stream from ``seed`` *in place*: whoever holds a generator keeps it and
+        draws exactly what a new ``Streams(seed)`` would give."""
+        self.seed = _checked(seed)
+        for name, stream in self._streams.items():
+            stream.bit_generator.state = self._bits(name).state
+
+    def _bits(self, name: str) -> np.random.PCG64:
+        # Hash seed and name together: feeding small seeds and name keys to SeedSequence
+        # directly gave visibly similar first draws for nearby seeds.
+        digest = hashlib.sha256(f"{self.seed}/{name}".encode()).digest()
+        return np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
+
+
+def _checked(seed: int) -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    return seed

@@ -8,6 +8,8 @@ Containers are named as tools name wells: ``"plate_1:A1"``, ``"cuvette"``.
 
 from __future__ import annotations
 
+import inspect
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -58,10 +60,42 @@ class World:
         self.labels: dict[str, str] = {}
         self._contents: dict[str, Mixture] = {}
         self._hidden: dict[str, Any] = {}
-        for stock in stocks:
-            self._fill_stock(stock)
-        for unknown in unknowns:
-            self._fill_unknown(unknown)
+        self._stocks = tuple(dict(stock) for stock in stocks)
+        self._unknowns = tuple(dict(unknown) for unknown in unknowns)
+        self._on_reset: list[Callable[[], Callable[[], None] | None]] = []
+        self._populate()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Return to exactly what ``World(seed, stocks=…, unknowns=…, species=…)`` builds.
+
+        Contents, labels and hidden truth are rebuilt for ``seed`` (``None``: the current seed),
+        the clock goes back to 0, every random stream restarts *in place* (holders of
+        :meth:`stream` generators keep them), then the :meth:`on_reset` callbacks run.
+        """
+        seed = self.seed if seed is None else seed
+        self.streams.reseed(seed)  # validates the seed before anything changes
+        self.seed = seed
+        self.clock.reset()
+        self.labels.clear()
+        self._contents.clear()
+        self._hidden.clear()
+        self._populate()
+        for callback in self._live_callbacks():
+            callback()
+
+    def on_reset(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after each :meth:`reset`: components that drew hidden truth or
+        derived state from the world when built redo it there. Bound methods are held weakly."""
+        if inspect.ismethod(callback):
+            self._on_reset.append(weakref.WeakMethod(callback))
+        else:
+            self._on_reset.append(lambda: callback)
+
+    def _live_callbacks(self) -> list[Callable[[], None]]:
+        """The :meth:`on_reset` callbacks whose owners still exist (forgetting the others)."""
+        pairs = [(ref, ref()) for ref in self._on_reset]
+        self._on_reset = [ref for ref, callback in pairs if callback is not None]
+        return [callback for _, callback in pairs if callback is not None]
 
     # -- contents ------------------------------------------------------------------------------
     def contents(self, container: str) -> Mixture:
@@ -70,6 +104,12 @@ class World:
         if mixture is None:
             mixture = self._contents[container] = Mixture()
         return mixture
+
+    def peek(self, container: str) -> Mixture:
+        """The real contents of ``container`` for reading only: unlike :meth:`contents`, an
+        unknown container gives a new empty mixture and no entry is made. Do not change it."""
+        mixture = self._contents.get(container)
+        return mixture if mixture is not None else Mixture()
 
     def containers(self) -> list[str]:
         return [k for k, m in self._contents.items() if m.volume_ul > 0]
@@ -96,6 +136,13 @@ class World:
         return dict(self._hidden)
 
     # -- building ------------------------------------------------------------------------------
+    def _populate(self) -> None:
+        """Fill the stocks and unknowns (drawing their hidden truth)."""
+        for stock in self._stocks:
+            self._fill_stock(stock)
+        for unknown in self._unknowns:
+            self._fill_unknown(unknown)
+
     def _fill_stock(self, stock: Mapping[str, Any]) -> None:
         well, volume = stock["well"], float(stock["volume_ul"])
         grade = stock.get("grade", "solution")

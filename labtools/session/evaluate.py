@@ -1,0 +1,74 @@
+"""Evaluating an agent on a task over many seeds: mean reward, pass^k, cost."""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from labtools.errors import ToolError
+from labtools.session.agents import AGENTS
+from labtools.session.reward import Reward, pass_hat_k
+from labtools.session.session import Session
+
+__all__ = ["EvalReport", "calibrate", "evaluate"]
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    task: str
+    agent: str
+    seeds: int
+    mean_reward: float
+    pass_k: float
+    k: int
+    mean_raw: float
+    mean_cost: dict[str, float]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_episode(session: Session, agent: str, seed: int) -> Reward:
+    """One episode of ``agent`` on ``seed``; a protocol that stops on a refused call simply
+    ends its episode there (unsubmitted episodes score 0)."""
+    session.reset(seed)
+    with contextlib.suppress(ToolError):
+        AGENTS[agent](session, seed)
+    return session.score()
+
+
+def evaluate(
+    task: str, agent: str, seeds: Iterable[int], k: int = 3, session: Session | None = None
+) -> EvalReport:
+    """Run ``agent`` (``expert``, ``naive`` or ``random``) on ``task`` once per seed."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
+    session = session or Session(task)
+    rewards, costs = [], []
+    for seed in seeds:
+        rewards.append(run_episode(session, agent, seed))
+        costs.append(session.usage.as_dict())
+    successes = sum(r.success for r in rewards)
+    return EvalReport(
+        task=session.task.id,
+        agent=agent,
+        seeds=len(rewards),
+        mean_reward=statistics.fmean(r.total for r in rewards),
+        pass_k=pass_hat_k(successes, len(rewards), k),
+        k=k,
+        mean_raw=statistics.fmean(r.raw for r in rewards),
+        mean_cost={key: statistics.fmean(c[key] for c in costs) for key in costs[0]},
+    )
+
+
+def calibrate(task: str, seeds: Iterable[int] = range(1000, 1050)) -> dict[str, float]:
+    """Mean raw scores of the naive and expert protocols: a task's anchors."""
+    session = Session(task)
+    seeds = list(seeds)
+    return {
+        agent: statistics.fmean(run_episode(session, agent, s).raw for s in seeds)
+        for agent in ("naive", "expert")
+    }

@@ -1,0 +1,73 @@
+"""A Gymnasium ``Env`` over a session: text in, text out, the reward at the end.
+
+An action is a JSON tool call ``{"tool": name, "arguments": {...}}``; the observation after
+``reset`` is the task (statement, tools, budget) and after each step the call's result, both as
+ASCII JSON text. The reward is 0 until the episode terminates (submission) or is truncated
+(budget), then the session's score. Needs ``gymnasium`` (the ``gym`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import gymnasium
+from gymnasium import spaces
+
+from labtools.errors import InvalidArguments
+from labtools.result import ToolResult
+from labtools.session.session import Session
+
+__all__ = ["LabEnv"]
+
+_CHARSET = frozenset(string.printable)
+
+
+class LabEnv(gymnasium.Env[str, str]):
+    """``gymnasium.make``-free: ``LabEnv("dye_quantification")``; ``options={"task": id}`` in
+    ``reset`` switches task."""
+
+    metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium's own class attribute
+
+    def __init__(self, task: str = "dye_quantification", *, max_length: int = 200_000) -> None:
+        self.session = Session(task)
+        self.observation_space = spaces.Text(max_length=max_length, min_length=1, charset=_CHARSET)
+        self.action_space = spaces.Text(max_length=20_000, min_length=0, charset=_CHARSET)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        episode_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+        task = (options or {}).get("task")
+        observation = self.session.reset(episode_seed, task=task)
+        return _text(observation), {"episode_id": self.session.episode_id}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        try:
+            call = json.loads(action)
+            if not isinstance(call, dict) or set(call) != {"tool", "arguments"}:
+                raise ValueError("not {'tool', 'arguments'}")
+        except ValueError as exc:
+            result = ToolResult.failure(
+                InvalidArguments(
+                    f'an action is a JSON object {{"tool": name, "arguments": {{...}}}}: {exc}',
+                    field="",
+                    hint='e.g. {"tool": "lh_get_deck", "arguments": {}}',
+                )
+            )
+            self.session.usage.calls += 1
+        else:
+            result = self.session.call_tool(call["tool"], call["arguments"])
+        terminated, truncated = self.session.terminated, self.session.truncated
+        reward = self.session.score().total if terminated or truncated else 0.0
+        state = {k: v for k, v in self.session.state().items() if k != "episode_id"}
+        return _text(result.to_dict()), reward, terminated, truncated, {"state": state}
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True)

@@ -1,0 +1,37 @@
+"""One LLM episode: the provider loop on a session, then the trainer's reward."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from labtools.providers.calls import AgentRun
+from labtools.session.reward import Reward
+from labtools.session.session import Session
+
+__all__ = ["rollout"]
+
+_INSTRUCTIONS = (
+    "You run laboratory instruments through tools. Quantities are objects "
+    '{"value": number, "unit": name}. A refused call changes nothing: read its code, field and '
+    "hint, then correct it. Finish by calling the submit tool once."
+)
+
+
+def rollout(
+    client: Any,
+    model: str,
+    session: Session,
+    *,
+    seed: int,
+    provider: str = "anthropic",
+    max_turns: int = 40,
+) -> tuple[AgentRun, Reward]:
+    """Reset ``session`` to ``seed``, let ``model`` work on the task through ``provider``'s loop
+    (``"openai"``, ``"anthropic"`` or ``"gemini"``; ``client`` is that SDK's client), and
+    return the run and the reward."""
+    loop = importlib.import_module(f"labtools.providers.{provider}")
+    observation = session.reset(seed)
+    extra = {"instructions": _INSTRUCTIONS} if provider == "openai" else {"system": _INSTRUCTIONS}
+    run = loop.run_agent(client, model, session, observation["task"], max_turns, **extra)
+    return run, session.score()

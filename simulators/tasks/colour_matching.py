@@ -1,0 +1,281 @@
+"""T1 — mix the stock dyes to match a target absorbance spectrum.
+
+Hidden truth per seed: a recipe, two or three of the four food-dye stocks (µL of each in a
+200 µL well). The agent is given the recipe's noise-free, water-referenced absorbance at
+400–700 nm (10 nm steps) in a 200 µL Corning 96 flat well, computed from the stocks' real
+concentrations; never the recipe. It mixes in plate wells and submits one well.
+
+Reward from the world's truth, not from readings: the submitted well's real contents give its
+noise-free absorbance at the same wavelengths over its real liquid height; raw =
+exp(−RMSE / s) against the target. Validity: the well holds 150–250 µL.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any
+
+import numpy as np
+from typing_extensions import TypedDict
+
+from labtools.errors import UnknownResource
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Task
+from labtools.tool import Arg, tool
+from simulators.plate_reading.layout import PlateLayout, layout_of
+from simulators.tasks.scripting import Call, caller, nm, nnls, ul
+from simulators.world import Mixture, World
+
+__all__ = ["ColourMatching", "target_of"]
+
+DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
+STOCKS = {
+    "tartrazine": "reservoir:A2",
+    "sunset_yellow": "reservoir:A3",
+    "allura_red": "reservoir:A4",
+    "brilliant_blue": "reservoir:A5",
+}
+WATER = "reservoir:A1"
+PLATES = ("plate_1", "plate_2")
+WAVELENGTHS_NM = np.arange(400.0, 701.0, 10.0)
+WELL_UL = 200.0  # the target's volume
+VALID_UL = (150.0, 250.0)  # the submitted well's real volume must lie here
+#: µL of stock per 200 µL in a recipe: 8–40 µL gives each dye 0.3–1.5 OD at its peak in the
+#: well (500 µM yellows and reds, 100 µM blue), every volume well inside a 300 µL tip's range
+RECIPE_UL = (8.0, 40.0)
+#: a recipe whose summed spectrum peaks above this (OD) is scaled down to it: the target then
+#: reads within a plate reader's accurate range (physics reference §4: best below ~2 OD)
+PEAK_MAX_OD = 1.8
+#: the score's scale s: an RMSE of 0.02 OD costs a factor e^−1. A careful protocol (stock
+#: spectra, a fit, one correction: :meth:`ColourMatching.expert`) lands at 0.005 OD on
+#: average and within 0.011 OD on evaluation seeds 0–49; 0.02 OD is twice the plate
+#: reader's ±0.010 OD accuracy floor [physics reference §4], so a mix the reader cannot tell
+#: from the target keeps most of the reward, while a mix off by 10 % of a 1 OD band
+#: (≈ 0.05 OD RMSE) keeps under a tenth
+SCALE_OD = 0.02
+#: peak wavelengths (nm) a chemist looks up for the naive protocol [physics reference §8]
+LITERATURE_PEAK_NM = {
+    "tartrazine": 426.0,
+    "sunset_yellow": 482.0,
+    "allura_red": 504.0,
+    "brilliant_blue": 630.0,
+}
+_WELL = re.compile(rf"^({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])$")
+_TARGET = re.compile(r"\{[^{}]*\}")
+
+
+class Submitted(TypedDict):
+    received: bool
+    well: str
+
+
+class ColourMatching(Task):
+    id = "colour_matching"
+    title = "Mix the stock dyes to match a target absorbance spectrum"
+    budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
+    #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
+    #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
+    anchors = Anchors(naive=0.00041, expert=0.7977, seeds="1000-1049")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._layouts: dict[str, PlateLayout] = {}
+        self._target: np.ndarray = np.zeros(WAVELENGTHS_NM.size)
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        self._target = self._spectrum(
+            lab, _mixture(lab.shared["world"], self.recipe(lab)), "plate_1"
+        )
+
+    def recipe(self, lab: Lab) -> dict[str, float]:
+        """The hidden recipe: µL of each dye's stock per 200 µL, scaled down if needed so that
+        the target peaks at no more than :data:`PEAK_MAX_OD`. For trainers and tests only."""
+        world: World = lab.shared["world"]
+        drawn = world.hidden("task/colour_matching", _draw_recipe)
+        peak = float(self._spectrum(lab, _mixture(world, drawn), "plate_1").max())
+        scale = min(1.0, PEAK_MAX_OD / peak)
+        return {dye: volume * scale for dye, volume in drawn.items()}
+
+    def statement(self, lab: Lab) -> str:
+        target = {
+            f"{w:g}": round(float(a), 4) for w, a in zip(WAVELENGTHS_NM, self._target, strict=True)
+        }
+        return (
+            "Mix the stock dyes to reproduce a target colour. Stocks in the reservoir (labels "
+            "in lh_get_deck): tartrazine (reservoir:A2), sunset yellow FCF (A3), allura red AC "
+            "(A4), brilliant blue FCF (A5) and water (A1). The target is a 200 µL mix of some "
+            "of these stocks and water in a Corning 96 flat well; its absorbance (OD of the "
+            "liquid alone, referenced to water, noise-free) at each wavelength in nm is:\n"
+            f"{json.dumps(target)}\n"
+            "Prepare your mix in a well of plate_1 or plate_2 (keep 150–250 µL in it), check "
+            "it with the plate reader as you like, then submit the well with "
+            "submit_colour_matching. Reward: how closely the submitted well's real absorbance "
+            "spectrum matches the target."
+        )
+
+    @tool(name="submit_colour_matching", destructive=True)
+    async def submit(
+        self,
+        well: Annotated[
+            str, Arg("The well holding your mix, as '<plate>:<well>', e.g. 'plate_1:B3'.")
+        ],
+    ) -> Submitted:
+        """Submit the well whose contents best match the target. Ends the episode."""
+        if not isinstance(well, str) or _WELL.match(well) is None:
+            raise UnknownResource(
+                f"{str(well)[:40]!r} is not a well of plate_1 or plate_2",
+                field="/well",
+                hint="name a well as 'plate_1:A1' … 'plate_2:H12'",
+            )
+        self.submission = {"well": well}
+        return {"received": True, "well": well}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        if self.submission is None:
+            return {"raw": 0.0}
+        well = self.submission["well"]
+        contents = lab.shared["world"].peek(well)
+        realised = self._spectrum(lab, contents, well.partition(":")[0])
+        rmse = float(np.sqrt(np.mean((realised - self._target) ** 2)))
+        return {
+            "raw": math.exp(-rmse / SCALE_OD),
+            "rmse_od": rmse,
+            "volume_ul": contents.volume_ul,
+        }
+
+    def validity(self, lab: Lab) -> float:
+        if self.submission is None:
+            return 1.0
+        volume = lab.shared["world"].peek(self.submission["well"]).volume_ul
+        return 1.0 if VALID_UL[0] <= volume <= VALID_UL[1] else 0.0
+
+    def _spectrum(self, lab: Lab, mix: Mixture, plate: str) -> np.ndarray:
+        """Noise-free absorbance of ``mix`` over its liquid height in a well of ``plate``,
+        water's own absorbance taken off (OD at :data:`WAVELENGTHS_NM`)."""
+        if mix.volume_ul <= 0.0:
+            return np.zeros(WAVELENGTHS_NM.size)
+        layout = layout_of(
+            self._layouts,
+            lab.shared["deck"].deck.get_resource(plate),
+            lab.shared["reader_backend"].path_model,
+        )
+        path = float(layout.path_cm(np.array([mix.volume_ul]))[0])
+        species = lab.shared["world"].species
+        water = Mixture(mix.volume_ul).absorbance(WAVELENGTHS_NM, path, species)
+        return mix.absorbance(WAVELENGTHS_NM, path, species) - water
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """Read the empty wells (each well's own optical offset), then each stock's spectrum;
+        fit the target by non-negative least squares; mix, read, correct once from the
+        reading; submit the mix that reads closer to the target."""
+        call = caller(session)
+        target = target_of(session.observation()["task"])
+        home = _home(call("lh_get_deck"), "plate_1")
+        basis_ul = 20.0
+        dye_wells = {dye: f"A{i + 1}" for i, dye in enumerate(DYES)}
+        mix_wells = ("A5", "A6")
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        empty = _read(call, [*dye_wells.values(), *mix_wells])
+        call("lh_move_plate", plate="plate_1", destination=home)
+        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
+        call("lh_aspirate", channel=0, well=WATER, volume=ul(4 * (WELL_UL - basis_ul)))
+        for well in dye_wells.values():
+            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(WELL_UL - basis_ul))
+        call("lh_drop_tips", channels=[0])
+        for dye, well in dye_wells.items():
+            _transfer(call, STOCKS[dye], f"plate_1:{well}", basis_ul)
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        spectra = _read(call, list(dye_wells.values()))
+        # water absorbs nothing measurable at 400–700 nm: the liquid's absorbance is the
+        # reading less the empty well's
+        basis = np.column_stack([(spectra[w] - empty[w]) / basis_ul for w in dye_wells.values()])
+        volumes = nnls(basis, target)
+        volumes[volumes < 1.0] = 0.0  # below the tip's smallest volume: leave that dye out
+        best_well, best_rmse = "", math.inf
+        measured: np.ndarray | None = None
+        for well in mix_wells:
+            if measured is not None:  # correct by what the reading shows missing or in excess
+                active = volumes > 0
+                delta, *_ = np.linalg.lstsq(basis[:, active], target - measured, rcond=None)
+                volumes[active] = np.maximum(volumes[active] + delta, 1.0)
+            call("lh_move_plate", plate="plate_1", destination=home)
+            _mix(call, volumes, f"plate_1:{well}")
+            call("lh_move_plate", plate="plate_1", destination="reader")
+            measured = _read(call, [well])[well] - empty[well]
+            rmse = float(np.sqrt(np.mean((measured - target) ** 2)))
+            if rmse < best_rmse:
+                best_well, best_rmse = well, rmse
+        call("submit_colour_matching", well=f"plate_1:{best_well}")
+
+    def naive(self, session: Session) -> None:
+        """Equal parts of the two dyes whose literature peaks lie nearest the target's peak,
+        mixed once and submitted unread."""
+        call = caller(session)
+        target = target_of(session.observation()["task"])
+        peak = float(WAVELENGTHS_NM[int(np.argmax(target))])
+        nearest = sorted(DYES, key=lambda d: abs(LITERATURE_PEAK_NM[d] - peak))[:2]
+        volumes = np.array([20.0 if dye in nearest else 0.0 for dye in DYES])
+        _mix(call, volumes, "plate_1:A1")
+        call("submit_colour_matching", well="plate_1:A1")
+
+
+def target_of(statement: str) -> np.ndarray:
+    """The target spectrum (OD at :data:`WAVELENGTHS_NM`) as the statement gives it."""
+    match = _TARGET.search(statement)
+    if match is None:
+        raise ValueError("the statement holds no target spectrum")
+    target = json.loads(match.group())
+    return np.array([float(target[f"{w:g}"]) for w in WAVELENGTHS_NM])
+
+
+def _draw_recipe(rng: np.random.Generator) -> dict[str, float]:
+    """Two or three of the dyes, each a uniform volume of stock (µL per 200 µL)."""
+    count = int(rng.integers(2, 4))
+    chosen = sorted(rng.choice(len(DYES), size=count, replace=False))
+    return {DYES[i]: float(rng.uniform(*RECIPE_UL)) for i in chosen}
+
+
+def _mixture(world: World, recipe: dict[str, float]) -> Mixture:
+    """The recipe made without error: its volumes of the stocks' real contents, topped up with
+    water to 200 µL."""
+    mix = Mixture(WELL_UL - sum(recipe.values()))
+    for dye, volume in recipe.items():
+        stock = world.peek(STOCKS[dye])
+        mix.add(Mixture.solution(volume, {dye: stock.concentration(dye)}))
+    return mix
+
+
+def _home(deck: dict[str, Any], plate: str) -> str:
+    return next(lw["location"] for lw in deck["labware"] if lw["name"] == plate)
+
+
+def _transfer(call: Call, source: str, destination: str, volume: float) -> None:
+    call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+    call("lh_transfer", channel=0, source=source, destination=destination, volume=ul(volume))
+    call("lh_drop_tips", channels=[0])
+
+
+def _mix(call: Call, volumes: np.ndarray, well: str) -> None:
+    """Water to 200 µL, then ``volumes`` (µL, in :data:`DYES` order) of the stocks."""
+    water = WELL_UL - float(volumes.sum())
+    if water >= 1.0:
+        _transfer(call, WATER, well, water)
+    for dye, volume in zip(DYES, volumes, strict=True):
+        if volume > 0:
+            _transfer(call, STOCKS[dye], well, float(volume))
+
+
+def _read(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
+    """Spectra of ``wells`` of plate_1 at :data:`WAVELENGTHS_NM` (OD)."""
+    data = call(
+        "reader_read_absorbance_spectrum",
+        plate="plate_1",
+        wells=wells,
+        start=nm(WAVELENGTHS_NM[0]),
+        stop=nm(WAVELENGTHS_NM[-1]),
+        step=nm(10),
+    )
+    return {w: np.array(v, dtype=float) for w, v in data["values"].items()}

@@ -1,0 +1,52 @@
+"""Helpers for the tasks' scripted protocols: calling tools through a session, quantities,
+and the small least-squares fits the protocols share."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from labtools.demo.protocol import Call
+from labtools.session import Session
+
+__all__ = ["Call", "caller", "nm", "nnls", "ul"]
+
+
+def caller(session: Session) -> Call:
+    """Tool calls through ``session.call_tool`` only (never the world), unwrapped."""
+
+    def call(name: str, **arguments: Any) -> dict[str, Any]:
+        return session.call_tool(name, arguments).unwrap()
+
+    return call
+
+
+def ul(value: float) -> dict[str, Any]:
+    """A volume in µL, as tools take it."""
+    return {"value": round(float(value), 3), "unit": "microliter"}
+
+
+def nm(value: float) -> dict[str, Any]:
+    """A wavelength in nm, as tools take it."""
+    return {"value": float(value), "unit": "nanometer"}
+
+
+def nnls(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Non-negative least squares ``min ‖basis · x − target‖, x ≥ 0``, exact for a few columns:
+    every subset of columns is fit by least squares and the best fit with no negative
+    coefficient wins (2^columns fits; fine for the four dyes)."""
+    columns = basis.shape[1]
+    best, best_rss = np.zeros(columns), float(target @ target)
+    for size in range(1, columns + 1):
+        for active in combinations(range(columns), size):
+            coef, *_ = np.linalg.lstsq(basis[:, active], target, rcond=None)
+            if (coef < 0).any():
+                continue
+            residual = target - basis[:, active] @ coef
+            rss = float(residual @ residual)
+            if rss < best_rss:
+                best, best_rss = np.zeros(columns), rss
+                best[list(active)] = coef
+    return best

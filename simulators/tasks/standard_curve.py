@@ -1,0 +1,152 @@
+"""T3 — serial dilution, standard curve, and an unknown's concentration with its uncertainty.
+
+Hidden truth per seed: the tartrazine concentration of the unknown sample (log-uniform,
+20–400 µM, as ``virtual_lab.toml`` draws it). A labelled tartrazine standard (±1 %), water and
+a waste trough are on the deck. The agent submits a concentration ĉ and a one-sd uncertainty σ̂.
+
+Reward: raw = exp(−CRPS(N(ĉ, σ̂²), c) / s) with s = 5 % of the true c. CRPS is a strictly
+proper scoring rule (Gneiting & Raftery 2007): its expectation is lowest for the honest
+forecast, so an error and a mis-stated uncertainty, too small or too large, both cost.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import numpy as np
+from typing_extensions import TypedDict
+
+from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
+from labtools.errors import OutOfRange
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Task
+from labtools.tool import Arg, tool
+from labtools.units import Concentration, magnitude
+from simulators.tasks.scripting import caller, nm, ul
+from simulators.world import Mixture
+
+__all__ = ["StandardCurve", "crps_normal"]
+
+SAMPLE = "reservoir:A10"
+SAMPLE_UL = 15_000.0
+RANGE_UM = (20.0, 400.0)  # the unknown's prior (log-uniform), as in virtual_lab.toml
+#: the score's scale as a fraction of the true concentration: a CRPS of 5 % of c costs a
+#: factor e^−1. 5 % is a usual acceptance limit for a photometric assay's accuracy and about
+#: twice the expert protocol's stated standard uncertainty (2–4 %): an honest expert keeps
+#: ~0.8–0.9, a point guess 5 % off keeps e^−1, one 20 % off keeps 2 %
+SCALE = 0.05
+
+
+class Submitted(TypedDict):
+    received: bool
+
+
+class StandardCurve(Task):
+    id = "standard_curve"
+    title = "Quantify an unknown with a standard curve, with its uncertainty"
+    budget = Budget(calls=250, tips=80, reagent_ul=6000, wells=60, hours=4)
+    #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
+    #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
+    anchors = Anchors(naive=0.00026, expert=0.8168, seeds="1000-1049")
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        world = lab.shared["world"]
+        truth_um = world.hidden("task/standard_curve", _draw_concentration)
+        world.fill(SAMPLE, Mixture.solution(SAMPLE_UL, {"tartrazine": truth_um * 1e-6}))
+
+    def statement(self, lab: Lab) -> str:
+        return (
+            f"The container {SAMPLE} ('unknown sample') holds tartrazine in water at an unknown "
+            "concentration. A labelled tartrazine standard (reservoir:A2), water (reservoir:A1) "
+            "and a waste trough (reservoir:A11) are on the deck (see lh_get_deck), with two "
+            "96-well plates, a plate reader and a spectrometer. Determine the unknown's "
+            "concentration with a standard curve made by dilution of the standard, and its "
+            "standard uncertainty (one standard deviation, everything included). Submit once "
+            "with submit_standard_curve. Reward: the continuous ranked probability score of a "
+            "normal distribution with your concentration and uncertainty against the true "
+            "concentration, on a scale of 5 % of it: a wrong value costs, and so does an "
+            "uncertainty that is too small or too large."
+        )
+
+    @tool(name="submit_standard_curve", destructive=True)
+    async def submit(
+        self,
+        concentration: Annotated[Concentration, Arg("The unknown sample's concentration.")],
+        uncertainty: Annotated[
+            Concentration, Arg("Its standard uncertainty: one standard deviation, ≥ 0.")
+        ],
+    ) -> Submitted:
+        """Submit the unknown's tartrazine concentration and its uncertainty. Ends the episode."""
+        value = magnitude(concentration, "micromolar")
+        sd = magnitude(uncertainty, "micromolar")
+        for name, number in (("concentration", value), ("uncertainty", sd)):
+            if not (math.isfinite(number) and number >= 0):
+                raise OutOfRange(
+                    f"the {name} must be a finite number ≥ 0, not {number:g} µM",
+                    field=f"/{name}",
+                    hint="give a value ≥ 0 in a concentration unit",
+                )
+        self.submission = {"concentration_um": value, "uncertainty_um": sd}
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        truth_um = lab.shared["world"].hidden("task/standard_curve", _draw_concentration)
+        if self.submission is None:
+            return {"raw": 0.0}
+        guess, sd = self.submission["concentration_um"], self.submission["uncertainty_um"]
+        crps = crps_normal(guess, sd, truth_um)
+        return {
+            "raw": math.exp(-crps / (SCALE * truth_um)),
+            "relative_error": (guess - truth_um) / truth_um,
+            "relative_crps": crps / truth_um,
+        }
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """The demo's protocol: serial dilution of the standard in triplicate, λmax from a
+        spectrum, plate read, dilute-and-reread, fit, GUM-style uncertainty budget."""
+        outcome = DyeQuantification(call=caller(session)).run()
+        session.call_tool(
+            "submit_standard_curve",
+            {
+                "concentration": {"value": outcome.estimate_um, "unit": "micromolar"},
+                "uncertainty": {"value": outcome.sd_um, "unit": "micromolar"},
+            },
+        ).unwrap()
+
+    def naive(self, session: Session) -> None:
+        """One reading of the neat unknown, unblanked, converted with the literature ε and an
+        assumed 1 cm path; a made-up 10 % uncertainty."""
+        call = caller(session)
+        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=ul(200))
+        call("lh_drop_tips", channels=[0])
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[
+            "values"
+        ]["A1"]
+        guess = max(float(od), 0.0) / TARTRAZINE_EPSILON * 1e6
+        call(
+            "submit_standard_curve",
+            concentration={"value": guess, "unit": "micromolar"},
+            uncertainty={"value": 0.1 * guess, "unit": "micromolar"},
+        )
+
+
+def crps_normal(mean: float, sd: float, observed: float) -> float:
+    """CRPS of the normal forecast N(mean, sd²) for ``observed`` (same unit as the inputs):
+    σ·[z(2Φ(z) − 1) + 2φ(z) − 1/√π] with z = (observed − mean)/σ (Gneiting et al. 2005);
+    the absolute error for σ = 0."""
+    if sd <= 0:
+        return abs(observed - mean)
+    z = (observed - mean) / sd
+    cdf = 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+    pdf = math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return sd * (z * (2.0 * cdf - 1.0) + 2.0 * pdf - 1.0 / math.sqrt(math.pi))
+
+
+def _draw_concentration(rng: np.random.Generator) -> float:
+    """The unknown's concentration (µM), log-uniform over :data:`RANGE_UM`."""
+    low, high = RANGE_UM
+    return float(np.exp(rng.uniform(np.log(low), np.log(high))))

@@ -1,0 +1,264 @@
+"""Grounded-reward sessions: episodes, budgets, hidden truth, replay, adapters."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import anyio
+import pytest
+from mcp import Client
+
+from labtools.journal import read_journal
+from labtools.session import Session
+from labtools.session.agents import AGENTS
+from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
+from labtools.session.replay import replay
+from simulators.tasks import TASKS
+from simulators.tasks.dye_quantification import DyeQuantification
+
+TASK = "dye_quantification"
+
+
+@pytest.fixture(scope="module")
+def session():
+    with Session(TASK) as instance:
+        yield instance
+
+
+def test_reset_gives_the_task_the_tools_and_the_budget(session) -> None:
+    observation = session.reset(3)
+    assert set(observation) == {"task", "tools", "budget"}
+    assert "submit_dye_quantification" in observation["tools"]
+    assert "lh_aspirate" in observation["tools"]
+    assert observation["budget"]["calls"] == DyeQuantification.budget.calls
+    state = session.state()
+    assert state["steps"] == 0 and not state["terminated"] and state["virtual_time_s"] == 0
+
+
+def test_submitting_ends_the_episode_and_later_calls_are_refused(session) -> None:
+    session.reset(4)
+    bad = session.call_tool("submit_dye_quantification", {"concentrations": {}})
+    assert not bad.ok and not session.done  # a malformed submission is an ordinary refusal
+    zero = {"value": 0, "unit": "micromolar"}
+    answer = {d: zero for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")}
+    assert session.call_tool("submit_dye_quantification", {"concentrations": answer}).ok
+    assert session.terminated and session.done
+    after = session.call_tool("lh_get_deck", {})
+    assert after.error["code"] == "precondition_failed" and "ended" in after.error["message"]
+    reward = session.score()
+    assert reward.raw == 0 and reward.total == 0 and not reward.success
+    assert "score" not in " ".join(session.tool_names())
+
+
+def test_exceeding_the_budget_truncates(session) -> None:
+    class Tight(DyeQuantification):
+        budget = replace(DyeQuantification.budget, calls=3)
+
+    with Session(Tight()) as tight:
+        tight.reset(1)
+        for _ in range(4):
+            tight.call_tool("lh_get_deck", {})
+        assert tight.truncated and not tight.terminated
+        assert tight.score().total == 0
+        assert tight.call_tool("lh_get_deck", {}).error["code"] == "precondition_failed"
+
+
+def test_the_expert_is_scored_from_hidden_truth(session) -> None:
+    session.reset(7)
+    session.task.expert(session)
+    reward = session.score()
+    truth = session.lab.shared["world"].hidden_truth()["task/dye_quantification"]
+    claimed = {k for k, v in session.task.submission.items() if v > 0}
+    assert claimed == set(truth)
+    assert reward.components["f1"] == 1.0
+    for dye, true_um in truth.items():
+        assert session.task.submission[dye] == pytest.approx(true_um, rel=0.08)
+    assert reward.success and 0.5 < reward.total <= 1.2
+
+
+@pytest.mark.parametrize("agent", ["expert", "naive", "random"])
+def test_nothing_the_agent_sees_reveals_hidden_truth(agent: str) -> None:
+    with Session(TASK) as session:
+        seen = [json.dumps(session.reset(11))]
+        AGENTS[agent](session, 11)
+        seen.append(json.dumps(session.state()))
+        seen += [
+            json.dumps(e.get("data") or e.get("error"))
+            for e in session.lab.journal.events()
+            if "tool" in e
+        ]
+        text = " ".join(seen)
+        hidden = _numbers(session.lab.shared["world"].hidden_truth())
+    assert hidden, "the world drew hidden values"
+    for value in hidden:
+        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
+            if len(shown.replace(".", "").lstrip("-0")) >= 5:
+                assert shown not in text, f"hidden value {value} appears as {shown}"
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _numbers(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _numbers(v)]
+    if isinstance(value, float) and math.isfinite(value) and value != 0:
+        return [value]
+    return []
+
+
+def test_an_episode_journal_replays_exactly(tmp_path) -> None:
+    with Session(TASK, journal_dir=tmp_path) as session:
+        session.reset(5)
+        session.task.expert(session)
+        path = tmp_path / f"{session.episode_id}.jsonl"
+    events = read_journal(path)
+    assert events[0]["event"] == "reset" and events[-1]["event"] == "end"
+    assert events[-1]["reward"]["total"] > 0.5
+    report = replay(path)
+    assert report.identical, report.differences
+    assert report.calls == sum("tool" in e for e in events)
+    # a tampered record is caught
+    tampered = tmp_path / "tampered.jsonl"
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        event = json.loads(line)
+        if event.get("tool") == "reader_read_absorbance_spectrum":
+            event["data"]["peaks"]["A5"]["absorbance"] += 0.001
+            lines[i] = json.dumps(event)
+    tampered.write_text("\n".join(lines) + "\n")
+    assert not replay(tampered).identical
+
+
+def test_gymnasium_adapter_passes_the_env_checker() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from labtools.session.gym import LabEnv
+
+    env = LabEnv(TASK)
+    check_env(env, skip_render_check=True)
+    observation, info = env.reset(seed=2)
+    assert json.loads(observation)["tools"] and info["episode_id"]
+    text, reward, terminated, truncated, _ = env.step("not json")
+    assert json.loads(text)["error"]["code"] == "invalid_arguments" and reward == 0
+    assert not terminated and not truncated
+    env.close()
+
+
+def test_openenv_style_environment_and_its_mcp_agent_plane() -> None:
+    env = LabEnvironment(TASK)
+    first = env.reset(seed=8, episode_id="ep-8")
+    assert not first.done and first.metadata["episode_id"] == "ep-8"
+    assert any(t["name"] == "submit_dye_quantification" for t in first.tools)
+    listed = env.step(ListToolsAction())
+    assert len(listed.tools) == len(first.tools)
+    deck = env.step(CallToolAction("lh_get_deck", {}))
+    assert deck.result["ok"] and deck.reward is None
+
+    async def agent_plane() -> None:
+        async with Client(env.mcp_server()) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "submit_dye_quantification" in names
+            zero = {"value": 0, "unit": "micromolar"}
+            done = await client.call_tool(
+                "submit_dye_quantification",
+                {
+                    "concentrations": {
+                        d: zero
+                        for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
+                    }
+                },
+            )
+            assert not done.is_error
+            again = await client.call_tool("lh_get_deck", {})
+            assert again.is_error
+
+    anyio.run(agent_plane)
+    assert env.state["terminated"] and env.state["steps"] == 3
+    env.close()
+
+
+def test_rollout_with_a_provider_sdk_against_a_scripted_endpoint() -> None:
+    import anthropic
+    from scripted_endpoint import ScriptedEndpoint
+
+    from labtools.session.rollout import rollout
+
+    zero = {"value": 0, "unit": "micromolar"}
+    submit = {
+        "concentrations": {
+            d: zero for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
+        }
+    }
+    turn = {
+        "id": "m1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "lh_get_deck", "input": {}},
+            {"type": "tool_use", "id": "t2", "name": "submit_dye_quantification", "input": submit},
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    final = {
+        **turn,
+        "id": "m2",
+        "content": [{"type": "text", "text": "Submitted."}],
+        "stop_reason": "end_turn",
+    }
+    with ScriptedEndpoint([turn, final]) as endpoint, Session(TASK) as session:
+        client = anthropic.Anthropic(base_url=endpoint.url, api_key="x", max_retries=0)
+        run, reward = rollout(client, "m", session, seed=9, provider="anthropic")
+    assert run.final_text == "Submitted." and session.terminated
+    assert reward.total == 0.0  # all-zero answer: every present dye missed
+    prompt = endpoint.requests[0]["body"]["messages"][0]["content"]
+    assert prompt.startswith("The container reservoir:A10")
+
+
+def test_eval_cli_prints_one_json_object_per_task() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "labtools",
+            "eval",
+            "--task",
+            TASK,
+            "--agent",
+            "naive",
+            "--seeds",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report) == {"task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost"}
+    assert report["seeds"] == 3 and report["mean_reward"] <= 0.2
+    listed = subprocess.run(
+        [sys.executable, "-m", "labtools", "eval", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert all(task in listed.stdout for task in TASKS)
+
+
+def test_same_seed_same_calls_same_reward() -> None:
+    rewards = []
+    for _ in range(2):
+        with Session(TASK) as session:
+            session.reset(21)
+            session.task.expert(session)
+            rewards.append(session.score())
+    assert rewards[0] == rewards[1]

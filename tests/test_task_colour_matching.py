@@ -1,0 +1,151 @@
+"""T1 colour matching: statement, submission checks, scoring from the world, protocols."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from labtools.session import Session
+from simulators.tasks.colour_matching import STOCKS, ColourMatching, target_of
+from simulators.world import Mixture
+
+
+@pytest.fixture(scope="module")
+def session():
+    with Session("colour_matching") as session:
+        yield session
+
+
+def _made_exactly(session: Session, well: str, total_ul: float = 200.0, scale: float = 1.0) -> None:
+    """Put the hidden recipe (× ``scale``), made without error, in ``well`` (a constructed
+    case: straight into the world, as no agent can)."""
+    world = session.lab.shared["world"]
+    recipe = session.task.recipe(session.lab)
+    mix = Mixture(total_ul - sum(recipe.values()))
+    for dye, volume in recipe.items():
+        molar = world.contents(STOCKS[dye]).concentration(dye)
+        mix.add(Mixture.solution(volume * scale, {dye: molar}))
+    world.fill(well, mix)
+
+
+def test_statement_gives_the_target_and_hides_the_recipe(session) -> None:
+    observation = session.reset(4)
+    statement = observation["task"]
+    recipe = session.task.recipe(session.lab)
+    assert 2 <= len(recipe) <= 3
+    for volume in recipe.values():
+        for text in (f"{volume:.1f}", f"{volume:.2f}", f"{volume:.0f} µL"):
+            assert text not in statement
+    target = target_of(statement)
+    assert target.shape == (31,) and 0.1 < target.max() <= 1.8 + 1e-4
+    assert session.reset(5)["task"] != statement  # the target changes with the seed
+    assert "submit_colour_matching" in session.tool_names()
+
+
+@pytest.mark.parametrize(
+    "arguments, code",
+    [
+        ({"well": "plate_3:A1"}, "unknown_resource"),
+        ({"well": "plate_1:I1"}, "unknown_resource"),
+        ({"well": "reservoir:A2"}, "unknown_resource"),
+        ({"well": 7}, "invalid_arguments"),
+        ({}, "invalid_arguments"),
+    ],
+)
+def test_bad_submissions_are_tool_errors_and_the_episode_goes_on(session, arguments, code) -> None:
+    session.reset(1)
+    result = session.call_tool("submit_colour_matching", arguments)
+    assert not result.ok and result.error["code"] == code
+    assert not session.done and session.task.submission is None
+    assert session.call_tool("submit_colour_matching", {"well": "plate_2:H12"}).ok
+    assert session.terminated
+
+
+def test_the_recipe_made_exactly_scores_one(session) -> None:
+    session.reset(2)
+    _made_exactly(session, "plate_2:C3")
+    session.call_tool("submit_colour_matching", {"well": "plate_2:C3"}).unwrap()
+    reward = session.score()
+    assert reward.components["rmse_od"] < 1e-9
+    assert reward.raw == pytest.approx(1.0)
+    assert reward.validity == 1.0 and reward.success
+
+
+def test_absorbance_follows_the_amounts_and_the_real_liquid_height(session) -> None:
+    """More water lowers the concentration and lengthens the path alike: 240 µL of the recipe
+    matches; 10 % less of each dye does not."""
+    session.reset(2)
+    _made_exactly(session, "plate_1:A1", total_ul=240.0)
+    _made_exactly(session, "plate_1:A2", scale=0.9)
+    task = session.task
+    task.submission = {"well": "plate_1:A1"}
+    assert task.score(session.lab)["raw"] == pytest.approx(1.0)
+    task.submission = {"well": "plate_1:A2"}
+    assert task.score(session.lab)["raw"] < 0.1
+
+
+def test_an_empty_or_overfull_well_scores_nothing(session) -> None:
+    session.reset(3)
+    session.call_tool("submit_colour_matching", {"well": "plate_1:H12"}).unwrap()
+    empty = session.score()
+    assert empty.raw < 1e-6 and empty.validity == 0.0 and empty.total == 0.0
+    session.reset(3)
+    _made_exactly(session, "plate_1:B2", total_ul=300.0)  # right colour, outside 150–250 µL
+    session.call_tool("submit_colour_matching", {"well": "plate_1:B2"}).unwrap()
+    overfull = session.score()
+    assert overfull.raw == pytest.approx(1.0) and overfull.validity == 0.0
+    assert overfull.total == 0.0 and not overfull.success
+
+
+def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
+    task: ColourMatching = session.task
+    for seed in (0, 1):
+        session.reset(seed)
+        task.expert(session)
+        expert = session.score()
+        session.reset(seed)
+        task.naive(session)
+        naive = session.score()
+        assert expert.success and expert.raw > 0.5, expert
+        assert naive.raw < 0.1 and expert.raw > naive.raw + 0.4
+    session.reset(1)
+    task.expert(session)
+    assert session.score() == expert
+
+
+def test_no_submission_scores_zero(session) -> None:
+    session.reset(6)
+    reward = session.score()
+    assert reward.raw == 0.0 and reward.total == 0.0 and not reward.success
+
+
+@pytest.mark.parametrize("protocol", ["expert", "naive"])
+def test_nothing_the_agent_sees_reveals_hidden_truth(session, protocol) -> None:
+    """Statement, state and every tool result: no hidden value (5+ significant digits)."""
+    seen = [json.dumps(session.reset(7))]
+    getattr(session.task, protocol)(session)
+    seen.append(json.dumps(session.state()))
+    seen += [
+        json.dumps(e.get("data") or e.get("error"))
+        for e in session.lab.journal.events()
+        if "tool" in e
+    ]
+    text = " ".join(seen)
+    hidden = _numbers(session.lab.shared["world"].hidden_truth())
+    assert hidden
+    for value in hidden:
+        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
+            if len(shown.replace(".", "").lstrip("-0")) >= 5:
+                assert shown not in text, f"hidden value {value} appears as {shown}"
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _numbers(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _numbers(v)]
+    if isinstance(value, float) and math.isfinite(value) and value != 0:
+        return [value]
+    return []

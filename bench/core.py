@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bench.timing import median_us, restore_sigint, row
+from bench.timing import interleaved_best_us, median_us, restore_sigint, row
 from labtools import Lab
 from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
 from labtools.units import Quantity, Range, qty, ureg
@@ -82,12 +82,20 @@ def main() -> None:
         return Quantity(args.volume.value, units[args.volume.unit]).m_as(units["microliter"])
 
     volume = Quantity(50.0, "microliter")
-    direct = median_us(lambda: loop.run_until_complete(handler.aspirate(0, "plate_1:A1", volume)))
-    call = median_us(lambda: lab.call("lh_aspirate", ARGS))
-    read = median_us(lambda: lab.call("lh_get_deck", {}))
-    floor_us = median_us(floor)
+    best = interleaved_best_us(
+        {
+            "direct": lambda: loop.run_until_complete(handler.aspirate(0, "plate_1:A1", volume)),
+            "call": lambda: lab.call("lh_aspirate", ARGS),
+            "read": lambda: lab.call("lh_get_deck", {}),
+            "floor": floor,
+        }
+    )
+    direct, call, read, floor_us = best["direct"], best["call"], best["read"], best["floor"]
     overhead = call - direct
-    print("tool core: dispatch through lab.call (a liquid handler whose tools do nothing)")
+    print(
+        "tool core: dispatch through lab.call (a liquid handler whose tools do nothing);"
+        " best of 15 interleaved rounds"
+    )
     print(
         row(
             "lab.call('lh_aspirate') (schema, units, limits, journal)",

@@ -67,8 +67,14 @@ def main() -> None:
         note = " (goal ≥ 2,000)" if task == "dye_quantification" else ""
         print(row(f"{task}", rate, "/min", note=f"reset {reset:.2f} ms{note}"))
     memory = _memory_per_session_mb("dye_quantification")
-    print(row("memory of a live dye_quantification session (tracemalloc)", memory, "MB",
-              note="goal ≤ 5"))
+    print(
+        row(
+            "memory of a live dye_quantification session (tracemalloc)",
+            memory,
+            "MB",
+            note="goal ≤ 5",
+        )
+    )
 
 
 if __name__ == "__main__":

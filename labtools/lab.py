@@ -157,8 +157,12 @@ class Lab:
                 if spec.instrument not in self._ready:
                     await instrument.setup()
                     self._ready.add(spec.instrument)
-                with listening(progress):
-                    data = await getattr(instrument, spec.method)(**kwargs)
+                method = getattr(instrument, spec.method)
+                if progress is None:
+                    data = await method(**kwargs)
+                else:
+                    with listening(progress):
+                        data = await method(**kwargs)
             result = ToolResult.success(data)
         except ToolError as error:
             result = ToolResult.failure(error)

@@ -63,6 +63,11 @@ def virtual_deck(world: World, reader_backend: PlateReaderBackend) -> VirtualDec
     """A fresh copy of the virtual deck, its reader driven by ``reader_backend``, and PLR's
     volume trackers set to the world's labelled containers (the labels' nominal volumes)."""
     deck = copy.deepcopy(_template())
+    # The Hamilton deck re-checks the safe z height of a whole plate (every well's absolute
+    # position) each time one is assigned: ~0.1 s per plate move, for a warning that cannot
+    # fire here: the layout passed the check when the template was built, and moves only put
+    # plates on sites of the same height.
+    deck.deregister_did_assign_resource_callback(deck._check_safe_z_height)
     reader = deck.get_resource("reader")
     reader.backend = reader_backend
     _believe_stocks(deck, world)

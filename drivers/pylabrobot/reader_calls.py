@@ -148,7 +148,8 @@ class ReadCalls:
                 read_type=ReadType.SPECTRUM,
                 spectrum_settings=settings,
             )
-        return [_pick(results, "wavelength", nm) for nm in nms]
+        by_nm = {r.get("wavelength"): r for r in results} if isinstance(results, list) else {}
+        return [_pick([by_nm[nm]] if nm in by_nm else results, "wavelength", nm) for nm in nms]
 
     async def fluorescence(self, plate: Plate, wells: list[Well] | None, ex: int, em: int) -> Grid:
         plan = self.fluorescence_plan

@@ -9,17 +9,21 @@ import sys
 
 def register(sub: argparse._SubParsersAction) -> None:
     evaluate = sub.add_parser("eval", help="run a scripted agent on a task over many seeds")
-    evaluate.add_argument("--task", action="append",
-                          help="task id (repeatable; default: every task)")
+    evaluate.add_argument(
+        "--task", action="append", help="task id (repeatable; default: every task)"
+    )
     evaluate.add_argument("--agent", default="expert", choices=("expert", "naive", "random"))
     evaluate.add_argument("--seeds", type=int, default=50, help="seeds 0…N-1 (default 50)")
     evaluate.add_argument("--first-seed", type=int, default=0)
     evaluate.add_argument("--k", type=int, default=3, help="k of pass^k (default 3)")
     evaluate.add_argument("--json", action="store_true", help="one JSON object per task")
     evaluate.add_argument("--list", action="store_true", help="list the tasks and exit")
-    evaluate.add_argument("--calibrate", action="store_true",
-                          help="measure each task's anchors (mean raw score of its naive and "
-                               "expert protocols) on seeds 1000-1049")
+    evaluate.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure each task's anchors (mean raw score of its naive and "
+        "expert protocols) on seeds 1000-1049",
+    )
     evaluate.set_defaults(func=_eval)
 
     replay = sub.add_parser("replay", help="re-run an episode journal and diff the results")
@@ -49,13 +53,21 @@ def _eval(args: argparse.Namespace) -> int:
         report = evaluate(task, args.agent, seeds, k=args.k)
         if args.json:
             out = report.as_dict()
-            print(json.dumps({key: out[key] for key in ("task", "agent", "seeds", "mean_reward",
-                                                         "pass_k", "mean_cost")}))
+            print(
+                json.dumps(
+                    {
+                        key: out[key]
+                        for key in ("task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost")
+                    }
+                )
+            )
         else:
             cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
-            print(f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
-                  f"mean reward {report.mean_reward:.3f}  pass^{report.k} {report.pass_k:.3f}  "
-                  f"mean raw {report.mean_raw:.3f}  cost: {cost}")
+            print(
+                f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
+                f"mean reward {report.mean_reward:.3f}  pass^{report.k} {report.pass_k:.3f}  "
+                f"mean raw {report.mean_raw:.3f}  cost: {cost}"
+            )
     return 0
 
 

@@ -57,6 +57,7 @@ class Session:
         self.task = task
         self.lab = task.build_lab(seed)
         self.lab.add_instrument(task)
+        self._stocks = set()
         try:
             self._pristine: dict[str, Any] | None = self.lab.checkpoint()
         except NotSupported:
@@ -85,7 +86,8 @@ class Session:
         self.task.prepare(self.lab, seed)
         self.usage = Usage()
         self.terminated = self.truncated = False
-        self._stocks = set(_labels(self.lab.state()))
+        if not self._stocks:  # the labelled stocks come with the lab's configuration
+            self._stocks = set(_labels(self.lab.state()))
         self.lab.journal.record(
             {
                 "event": "reset",

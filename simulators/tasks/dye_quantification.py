@@ -66,11 +66,13 @@ class DyeQuantification(Task):
         world.fill(SAMPLE, Mixture.solution(15_000, {k: v * 1e-6 for k, v in truth.items()}))
 
     def statement(self, lab: Lab) -> str:
+        labels = lab.shared["world"].labels
+        stocks = "; ".join(f"{well}: {labels[well]}" for well in (WATER, *STANDARDS.values()))
         return (
             f"The container {SAMPLE} holds an unknown aqueous sample with one to three of these "
             "food dyes: tartrazine, sunset yellow FCF, allura red AC, brilliant blue FCF. "
-            "Labelled standards of each dye (±1 %) and water are in the reservoir (see "
-            "lh_get_deck). Find which dyes the sample contains and the concentration of each "
+            f"Labelled standards and water are in the reservoir ({stocks}); lh_get_deck shows "
+            "the whole deck. Find which dyes the sample contains and the concentration of each "
             "in the sample. Submit once with submit_dye_quantification, giving every dye's "
             "concentration (0 for a dye that is absent). Reward: correct identities times "
             "concentration accuracy."
@@ -110,31 +112,36 @@ class DyeQuantification(Task):
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
-        """Standards and sample side by side in one plate; unmix the sample's spectrum."""
+        """Standards and sample side by side in one plate; unmix the sample's spectrum.
+
+        Five fresh tips go on together (channels 0–4): each of channels 0–3 puts water into its
+        standard's well, then that standard's stock (a water film only, no cross-contamination);
+        channel 0 also fills the blank; channel 4 takes the sample neat.
+        """
         call = _caller(session)
         volume = 200.0
         stock_ul = 40.0
         wells = {dye: f"plate_1:A{i + 1}" for i, dye in enumerate(DYES)}
         sample_well, blank_well = "plate_1:A5", "plate_1:A6"
-        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
-        call("lh_aspirate", channel=0, well=WATER, volume=_ul(4 * (volume - stock_ul) + volume))
-        for well in wells.values():
-            call("lh_dispense", channel=0, well=well, volume=_ul(volume - stock_ul))
-        call("lh_dispense", channel=0, well=blank_well, volume=_ul(volume))
-        call("lh_drop_tips", channels=[0])
-        for dye, well in wells.items():
-            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0, 1, 2, 3, 4])
+        call("lh_transfer", channel=0, source=WATER, destination=blank_well, volume=_ul(volume))
+        for channel, (dye, well) in enumerate(wells.items()):
             call(
                 "lh_transfer",
-                channel=0,
+                channel=channel,
+                source=WATER,
+                destination=well,
+                volume=_ul(volume - stock_ul),
+            )
+            call(
+                "lh_transfer",
+                channel=channel,
                 source=STANDARDS[dye],
                 destination=well,
                 volume=_ul(stock_ul),
             )
-            call("lh_drop_tips", channels=[0])
-        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", channel=0, source=SAMPLE, destination=sample_well, volume=_ul(volume))
-        call("lh_drop_tips", channels=[0])
+        call("lh_transfer", channel=4, source=SAMPLE, destination=sample_well, volume=_ul(volume))
+        call("lh_drop_tips", channels=[0, 1, 2, 3, 4])
         call("lh_move_plate", plate="plate_1", destination="reader")
         spectra = call(
             "reader_read_absorbance_spectrum",
@@ -144,8 +151,8 @@ class DyeQuantification(Task):
             stop=_nm(720),
             step=_nm(4),
         )
-        labels = call("lh_get_deck")["labels"]
-        stock_um = {d: label_micromolar(labels[STANDARDS[d]]) for d in DYES}
+        statement = session.observation()["task"]
+        stock_um = {d: label_micromolar(statement.split(f"{STANDARDS[d]}: ", 1)[1]) for d in DYES}
         blank = np.array(spectra["values"]["A6"])
         basis = np.column_stack(
             [

@@ -2,15 +2,24 @@
 
 ```toml
 seed = 0                                   # top-level values, overridable by Lab.load(path, seed=3)
-clock = "@world"                           # optional: a shared object with now() -> seconds
+clock = "@world.clock"                     # optional: an object with now() -> seconds
 
 [shared.world]                             # shared objects, built in order
 class = "simulators.world:World"
 seed = "@seed"
 
+[shared.reader_backend]
+class = "simulators.plate_reading:PhysicsPlateReaderBackend"
+world = "@world"
+
+[shared.deck]
+class = "simulators.deck:virtual_deck"
+world = "@world"
+reader_backend = "@reader_backend"
+
 [instruments.reader]                       # each instrument gets name="reader"
-class = "drivers.plr.plate_reader:PLRPlateReader"
-backend = { class = "simulators.plate_reader:PhysicsPlateReaderBackend", world = "@world" }
+class = "drivers.pylabrobot.plate_reader:PLRPlateReader"
+reader = "@deck.reader"
 ```
 
 A table with a ``class`` key is built by calling that import path (a class or factory) with the

@@ -25,7 +25,7 @@ from pylabrobot.resources import (
     Well,
 )
 
-from labtools.errors import UnknownResource
+from labtools.errors import PreconditionFailed, UnknownResource
 from labtools.units import qty
 
 __all__ = ["RESERVOIR_WELL_UL", "DeckView"]
@@ -81,7 +81,20 @@ class DeckView:
 
     # -- wells ---------------------------------------------------------------------------------
     def container(self, ref: str, field: str) -> tuple[Container, str]:
-        """The container a tool names and its canonical name."""
+        """The container a tool names and its canonical name; refused while its plate is inside
+        the plate reader, where no channel can reach it."""
+        container, canonical = self._container(ref, field)
+        holder = container.parent if isinstance(container, Well) else container
+        if holder is not None and isinstance(holder.parent, PlateReader):
+            raise PreconditionFailed(
+                f"{holder.name} is inside the plate reader; pipetting needs it on the deck",
+                field=field,
+                hint=f"move it out with lh_move_plate to a free site: "
+                f"{', '.join(s for s in self.free_sites() if s != holder.parent.name)}",
+            )
+        return container, canonical
+
+    def _container(self, ref: str, field: str) -> tuple[Container, str]:
         name, sep, well = ref.partition(":")
         wells = self._wells.get(name)
         if wells is not None and sep:

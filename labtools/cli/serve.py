@@ -7,6 +7,7 @@ import os
 import sys
 
 from labtools.cli.common import add_lab_options, open_lab
+from labtools.journal import Journal
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,9 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    with open_lab(args, journal=args.journal) as lab:
+    # a long-running server keeps no journal in memory unless asked to write one
+    journal = Journal(args.journal) if args.journal else Journal(keep=False)
+    with open_lab(args, journal=journal) as lab:
         server = build_server(lab, read_only=args.read_only)
         if args.transport == "stdio":
             serve_stdio(server)

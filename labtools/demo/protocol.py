@@ -133,6 +133,9 @@ class DyeQuantification:
         self.dye = "tartrazine"
 
         standards = self._serial_dilution(stock_um)
+        unknown_wells = [f"{r}1" for r in UNKNOWN_ROWS]
+        dilution, column = 1.0, 1
+        self._unknown_into(column, dilution)  # neat first, while the plate is on the deck
         self.call("lh_move_plate", plate="plate_1", destination="reader")
         top = self.call(
             "reader_read_absorbance_spectrum",
@@ -144,10 +147,6 @@ class DyeQuantification:
         )
         peak = top["peaks"]["A1"]["wavelength"]["value"]
         wavelength = {"value": peak, "unit": NM}
-
-        unknown_wells = [f"{r}1" for r in UNKNOWN_ROWS]
-        dilution, column = 1.0, 1
-        self._unknown_into(column, dilution)
         while True:
             reading = self.call(
                 "reader_read_absorbance",

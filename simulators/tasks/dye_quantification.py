@@ -8,7 +8,7 @@ Reward: F1 of the identities × the mean over the present dyes of exp(−|ln(ĉ/
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 from typing_extensions import TypedDict
@@ -18,6 +18,7 @@ from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.tool import Arg, tool
 from labtools.units import CONCENTRATION, Concentration, magnitude
+from simulators.tasks.scripting import caller, nm, ul
 from simulators.world import Mixture
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
@@ -58,7 +59,7 @@ class DyeQuantification(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0098, expert=0.8901, seeds="1000-1049")
+    anchors = Anchors(naive=0.0098, expert=0.8590, seeds="1000-1049")
 
     def prepare(self, lab: Lab, seed: int) -> None:
         world = lab.shared["world"]
@@ -118,38 +119,38 @@ class DyeQuantification(Task):
         standard's well, then that standard's stock (a water film only, no cross-contamination);
         channel 0 also fills the blank; channel 4 takes the sample neat.
         """
-        call = _caller(session)
+        call = caller(session)
         volume = 200.0
         stock_ul = 40.0
         wells = {dye: f"plate_1:A{i + 1}" for i, dye in enumerate(DYES)}
         sample_well, blank_well = "plate_1:A5", "plate_1:A6"
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0, 1, 2, 3, 4])
-        call("lh_transfer", channel=0, source=WATER, destination=blank_well, volume=_ul(volume))
+        call("lh_transfer", channel=0, source=WATER, destination=blank_well, volume=ul(volume))
         for channel, (dye, well) in enumerate(wells.items()):
             call(
                 "lh_transfer",
                 channel=channel,
                 source=WATER,
                 destination=well,
-                volume=_ul(volume - stock_ul),
+                volume=ul(volume - stock_ul),
             )
             call(
                 "lh_transfer",
                 channel=channel,
                 source=STANDARDS[dye],
                 destination=well,
-                volume=_ul(stock_ul),
+                volume=ul(stock_ul),
             )
-        call("lh_transfer", channel=4, source=SAMPLE, destination=sample_well, volume=_ul(volume))
+        call("lh_transfer", channel=4, source=SAMPLE, destination=sample_well, volume=ul(volume))
         call("lh_drop_tips", channels=[0, 1, 2, 3, 4])
         call("lh_move_plate", plate="plate_1", destination="reader")
         spectra = call(
             "reader_read_absorbance_spectrum",
             plate="plate_1",
             wells=["A1", "A2", "A3", "A4", "A5", "A6"],
-            start=_nm(360),
-            stop=_nm(720),
-            step=_nm(4),
+            start=nm(360),
+            stop=nm(720),
+            step=nm(4),
         )
         statement = session.observation()["task"]
         stock_um = {d: label_micromolar(statement.split(f"{STANDARDS[d]}: ", 1)[1]) for d in DYES}
@@ -173,12 +174,12 @@ class DyeQuantification(Task):
 
     def naive(self, session: Session) -> None:
         """Read the sample at tartrazine's peak and call it all tartrazine, with a 1 cm path."""
-        call = _caller(session)
+        call = caller(session)
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=_ul(200))
+        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=ul(200))
         call("lh_drop_tips", channels=[0])
         call("lh_move_plate", plate="plate_1", destination="reader")
-        od = call("reader_read_absorbance", plate="plate_1", wavelength=_nm(426), wells=["A1"])[
+        od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[
             "values"
         ]["A1"]
         guess = {d: 0.0 for d in DYES}
@@ -222,18 +223,3 @@ def _unmix(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
             best, best_bic = np.zeros(columns), bic
             best[active] = coef[:-1]
     return best
-
-
-def _caller(session: Session) -> Any:
-    def call(name: str, **arguments: Any) -> dict[str, Any]:
-        return session.call_tool(name, arguments).unwrap()
-
-    return call
-
-
-def _ul(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "microliter"}
-
-
-def _nm(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "nanometer"}

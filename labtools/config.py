@@ -52,7 +52,7 @@ class LabConfig:
 
 
 def import_object(path: str) -> Any:
-    """``"package.module:Name"`` → the object."""
+    """``"package.module:Name"`` (or ``"package.module:Class.factory"``) → the object."""
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
         raise ConfigError(f"{path!r} is not 'module:name'")
@@ -60,10 +60,13 @@ def import_object(path: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"cannot import {module_name!r}: {exc}") from exc
+    value: Any = module
     try:
-        return getattr(module, attr)
+        for part in attr.split("."):
+            value = getattr(value, part)
     except AttributeError:
         raise ConfigError(f"{module_name!r} has no {attr!r}") from None
+    return value
 
 
 def load_config(path: str | Path, **overrides: Any) -> LabConfig:

@@ -85,6 +85,8 @@ class PLRLiquidHandler(LiquidHandler):
     ``backend``: any PLR ``LiquidHandlerBackend``. ``channels``: how many channels the tools
     offer; by default the backend's count (real backends learn it only in setup, so give it).
     ``labels``: container name → label of its contents (stocks), shown by ``get_deck``.
+    ``volumes``: container name → the volume (µL) in it when the lab starts (what the operator
+    filled; the handler's belief from then on is PLR's volume tracking).
     ``tip_types``: tip type name → ``[min, max]`` µL per aspiration; ``max`` is the nominal
     volume of that type's PLR tips. No I/O here: :meth:`setup` connects.
     """
@@ -97,6 +99,7 @@ class PLRLiquidHandler(LiquidHandler):
         *,
         channels: int | None = None,
         labels: Mapping[str, str] | None = None,
+        volumes: Mapping[str, float] | None = None,
         tip_types: Mapping[str, Sequence[float]] = DEFAULT_TIP_TYPES,
     ) -> None:
         super().__init__(name)
@@ -115,6 +118,9 @@ class PLRLiquidHandler(LiquidHandler):
         self._dead: dict[int, float] = {}
         # racks whose tips have no configured type (e.g. a STAR's teaching needles) are not offered
         self.view.tip_racks = [r for r in self.view.tip_racks if self._usable(r)]
+        for ref, microliters in (volumes or {}).items():
+            container, _ = self.view.container(ref, f"volumes/{ref}")
+            container.tracker.set_volume(float(microliters))
 
     # -- lifetime ------------------------------------------------------------------------------
     async def setup(self) -> None:

@@ -99,6 +99,12 @@ class PLRPlateReader(PlateReader):
         )
         self._indexes: dict[str, _PlateIndex] = {}
 
+    @classmethod
+    def on_deck(cls, name: str, deck: Any, reader: str = "reader", **kwargs: Any) -> PLRPlateReader:
+        """The driver for the PLR plate reader named ``reader`` on a liquid handler's deck (so
+        the gripper can move plates into it); for lab configurations."""
+        return cls(name, deck.get_resource(reader), **kwargs)
+
     @property
     def backend_name(self) -> str:
         return self.calls.backend_name

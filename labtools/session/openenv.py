@@ -71,21 +71,17 @@ class LabEnvironment:
                 metadata=self._metadata(),
                 tools=self.session.tools("mcp"),
             )
-        result: ToolResult = self.session.call_tool(action.tool_name, action.arguments)
-        done = self.session.done
-        return Observation(
-            done=done,
-            reward=self.session.score().total if done else None,
-            metadata=self._metadata(),
-            result=result.to_dict(),
-        )
+        return self._observe(self.session.call_tool(action.tool_name, action.arguments))
 
     async def step_async(
         self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None
     ) -> Observation:
         if isinstance(action, ListToolsAction):
             return self.step(action)
-        result = await self.session.acall_tool(action.tool_name, action.arguments)
+        return self._observe(await self.session.acall_tool(action.tool_name, action.arguments))
+
+    def _observe(self, result: ToolResult) -> Observation:
+        """The observation after a call; the episode's reward arrives with its end."""
         done = self.session.done
         return Observation(
             done=done,

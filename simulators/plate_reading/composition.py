@@ -2,7 +2,8 @@
 
 Follows :meth:`simulators.world.Mixture.absorbance` (water's own absorption plus every species
 that has absorbing forms, indicators mixed by their base fraction at the well's buffer pH) but
-for many wells and wavelengths at once, with ε(λ) cached per species, form and wavelength.
+for many wells and wavelengths at once, with ε(λ) cached per species, form and wavelength
+(and dropped when a species in the world's library is replaced).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators.world import SpeciesLibrary, World
+from simulators.world.species import Form
 
 __all__ = ["Absorptivity", "WellContents", "gather"]
 
@@ -39,7 +41,8 @@ class WellContents:
 def gather(world: World, keys: Sequence[str], buffer_ph: dict[str, float | None]) -> WellContents:
     """Read the true contents of the world containers ``keys``.
 
-    ``buffer_ph``: a cache of each species' buffer pH (``None`` if not a buffer), filled here.
+    ``buffer_ph``: each species' buffer pH (``None`` if not a buffer), refreshed here on every
+    call (a world's library may change between episodes: see ``SpeciesLibrary.put``).
     A well's pH is the amount-weighted pH of its buffers, 7.0 without one (as ``Mixture.ph``).
     """
     contents = world.peek  # reading makes no entries for empty wells
@@ -66,8 +69,7 @@ def _buffered_ph(
     nmol: np.ndarray, species: tuple[str, ...], world: World, buffer_ph: dict[str, float | None]
 ) -> np.ndarray:
     for name in species:
-        if name not in buffer_ph:
-            buffer_ph[name] = world.species[name].ph
+        buffer_ph[name] = world.species[name].ph
     levels = [buffer_ph[name] for name in species]
     is_buffer = np.array([level is not None for level in levels], dtype=bool)
     ph = np.full(nmol.shape[0], 7.0)
@@ -80,18 +82,26 @@ def _buffered_ph(
 
 
 class Absorptivity:
-    """ε(λ) of the library's species, cached per (species, form, wavelength)."""
+    """ε(λ) of the library's species, cached per (species, form, wavelength).
+
+    Each cached table remembers the :class:`~simulators.world.species.Form` it was computed
+    from and is dropped when the library's entry is another (a species drawn per seed).
+    """
 
     def __init__(self, library: SpeciesLibrary) -> None:
         self._library = library
-        self._cache: dict[tuple[str, str], dict[float, float]] = {}
+        self._cache: dict[tuple[str, str], tuple[Form, dict[float, float]]] = {}
 
     def form(self, species: str, form: str, nm: np.ndarray) -> np.ndarray:
         """ε (M⁻¹ cm⁻¹) of one form of ``species`` at ``nm``."""
-        table = self._cache.setdefault((species, form), {})
+        current = self._library[species].forms[form]
+        cached = self._cache.get((species, form))
+        if cached is None or cached[0] is not current:
+            cached = self._cache[(species, form)] = (current, {})
+        table = cached[1]
         missing = [x for x in dict.fromkeys(nm.tolist()) if x not in table]
         if missing:
-            values = self._library[species].forms[form].absorptivity(np.asarray(missing))
+            values = current.absorptivity(np.asarray(missing))
             table.update(zip(missing, np.atleast_1d(values).tolist(), strict=True))
         return np.fromiter((table[x] for x in nm.tolist()), dtype=float, count=nm.size)
 

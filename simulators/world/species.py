@@ -122,16 +122,34 @@ class Species:
 
 
 class SpeciesLibrary:
-    """The species of ``simulators/data/species.toml`` by key."""
+    """The species of ``simulators/data/species.toml`` by key.
+
+    :meth:`default` is shared by the whole process and cannot change; a world keeps its own
+    :meth:`copy`, into which components :meth:`put` species drawn per seed.
+    """
 
     def __init__(self, species: dict[str, Species]) -> None:
         self._species = species
+        self._shared = False
 
     @classmethod
     @cache
     def default(cls) -> SpeciesLibrary:
         text = resources.files("simulators").joinpath("data/species.toml").read_text("utf-8")
-        return cls.parse(tomllib.loads(text))
+        library = cls.parse(tomllib.loads(text))
+        library._shared = True
+        return library
+
+    def copy(self) -> SpeciesLibrary:
+        """A library of the same species that can change without touching this one."""
+        return SpeciesLibrary(dict(self._species))
+
+    def put(self, species: Species) -> None:
+        """Add ``species``, or replace the entry with its key. Readers that cache per species
+        check the entry they cached from (:class:`simulators.plate_reading.Absorptivity`)."""
+        if self._shared:
+            raise TypeError("the default species library is shared: put species into a copy()")
+        self._species[species.key] = species
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> SpeciesLibrary:

@@ -43,6 +43,7 @@ class World:
     (``"powder"``, ``"solution"`` or ``"exact"``).
     ``unknowns``: containers whose composition is drawn per seed: ``well``, ``volume_ul``,
     ``label`` and ``species`` → ``[low_uM, high_uM]`` (drawn log-uniformly).
+    ``species``: the library to start from (a copy is kept: ``species`` never changes).
     """
 
     def __init__(
@@ -56,7 +57,8 @@ class World:
         self.seed = seed
         self.streams = Streams(seed)
         self.clock = VirtualClock()
-        self.species = species or SpeciesLibrary.default()
+        # the world's own library: components put species drawn per seed into it
+        self.species = (species or SpeciesLibrary.default()).copy()
         self.labels: dict[str, str] = {}
         self._contents: dict[str, Mixture] = {}
         self._hidden: dict[str, Any] = {}

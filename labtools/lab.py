@@ -51,22 +51,19 @@ class Lab:
         clock: Clock | None = None,
         shared: Mapping[str, Any] | None = None,
     ) -> None:
-        if isinstance(instruments, Mapping):
-            items = dict(instruments)
-        else:
-            items = {inst.name: inst for inst in instruments}
-        for key, inst in items.items():
+        self.instruments: dict[str, Instrument] = {}
+        self._specs: dict[str, ToolSpec] = {}
+        for key, inst in (
+            instruments.items()
+            if isinstance(instruments, Mapping)
+            else ((i.name, i) for i in instruments)
+        ):
             if inst.name != key:
                 raise ValueError(f"instrument {inst.name!r} registered as {key!r}")
-            if hasattr(type(self), key):
-                raise ValueError(f"an instrument may not be named {key!r} (a Lab attribute)")
-        self.instruments: dict[str, Instrument] = items
+            self.add_instrument(inst)
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         self.clock = clock
         self.shared: dict[str, Any] = dict(shared or {})
-        self._specs: dict[str, ToolSpec] = {}
-        for inst in items.values():
-            self._register(inst)
         self._ready: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -91,17 +88,19 @@ class Lab:
         lab.connect()  # simulators connect in microseconds; the state is then stable
         return lab
 
-    def _register(self, instrument: Instrument) -> None:
-        for spec in _specs_of(instrument):
-            if spec.name in self._specs:
-                raise ValueError(f"two tools named {spec.name!r}")
-            self._specs[spec.name] = spec
-
     def add_instrument(self, instrument: Instrument) -> None:
-        """Add an instrument (and its tools) to a lab already built."""
-        if instrument.name in self.instruments or hasattr(type(self), instrument.name):
-            raise ValueError(f"cannot add an instrument named {instrument.name!r}")
-        self._register(instrument)
+        """Add an instrument and its tools (also to a lab already built)."""
+        if hasattr(type(self), instrument.name):
+            raise ValueError(
+                f"an instrument may not be named {instrument.name!r} (a Lab attribute)"
+            )
+        if instrument.name in self.instruments:
+            raise ValueError(f"two instruments named {instrument.name!r}")
+        specs = _specs_of(instrument)
+        clash = [s.name for s in specs if s.name in self._specs]
+        if clash:
+            raise ValueError(f"two tools named {clash[0]!r}")
+        self._specs.update((s.name, s) for s in specs)
         self.instruments[instrument.name] = instrument
 
     # -- catalogue -----------------------------------------------------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "Length",
     "QuantityJSON",
     "Range",
+    "RateConstant",
     "Temperature",
     "Volume",
     "Wavelength",
@@ -244,6 +245,15 @@ FREQUENCY = Dimension(
     ("revolutions_per_minute", "revolutions_per_second"),
     refused=("hertz", "kilohertz", "1 / second", "1 / minute"),
 )
+#: a first-order rate constant or turnover number (kcat); pint counts a revolution as 2π, so
+#: rotation rates are refused rather than converted with that factor
+RATE_CONSTANT = Dimension(
+    "rate constant",
+    "1 / [time]",
+    "1 / second",
+    ("1 / second", "1 / minute", "1 / hour"),
+    refused=("revolutions_per_minute", "revolutions_per_second"),
+)
 
 DIMENSIONS: dict[str, Dimension] = {
     d.name: d
@@ -256,6 +266,7 @@ DIMENSIONS: dict[str, Dimension] = {
         FLOW_RATE,
         CONCENTRATION,
         FREQUENCY,
+        RATE_CONSTANT,
     )
 }
 
@@ -267,6 +278,7 @@ Temperature = Annotated[pint.Quantity, TEMPERATURE]
 FlowRate = Annotated[pint.Quantity, FLOW_RATE]
 Concentration = Annotated[pint.Quantity, CONCENTRATION]
 Frequency = Annotated[pint.Quantity, FREQUENCY]
+RateConstant = Annotated[pint.Quantity, RATE_CONSTANT]
 
 
 @lru_cache(maxsize=1024)

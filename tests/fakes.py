@@ -200,6 +200,12 @@ class FakePlateReader(PlateReader):
     ) -> dict[str, list[float]]:
         return {w: [self._od(w) * np.exp(-(((x - 500) / 50) ** 2)) for x in nm] for w in wells}
 
+    async def _read_absorbance_kinetic(
+        self, plate: str, wells: list[str], nm: float, interval_s: float, reads: int
+    ) -> tuple[list[float], dict[str, list[float]]]:
+        """The same OD at every read, exactly ``interval_s`` apart."""
+        return [i * interval_s for i in range(reads)], {w: [self._od(w)] * reads for w in wells}
+
     async def _read_fluorescence(
         self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
     ) -> dict[str, float]:

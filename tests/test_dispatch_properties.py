@@ -67,6 +67,7 @@ def check_call(lab, name: str, arguments: object) -> None:
         "lh_get_deck",
         "reader_read_absorbance",
         "reader_read_absorbance_spectrum",
+        "reader_read_absorbance_kinetic",
         "reader_read_fluorescence",
         "reader_read_luminescence",
         "spec_set_integration_time",

@@ -204,7 +204,7 @@ def test_binding_off_loopback_needs_a_token() -> None:
 
 
 def test_default_virtual_lab_over_stdio() -> None:
-    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 17 tools."""
+    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 18 tools."""
     from mcp import StdioServerParameters
 
     command = serve_command(lab="virtual")
@@ -213,7 +213,7 @@ def test_default_virtual_lab_over_stdio() -> None:
     async def main() -> None:
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert len(names) == 17 and "spec_measure_absorbance" in names
+            assert len(names) == 18 and "spec_measure_absorbance" in names
             before = await state_of(client)
             bad = await client.call_tool(
                 "lh_aspirate",

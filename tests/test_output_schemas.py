@@ -38,6 +38,16 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
                     "step": {"value": 10, "unit": NM},
                 },
             ),
+            (
+                "reader_read_absorbance_kinetic",
+                {
+                    "plate": "plate_1",
+                    "wells": ["A1", "H12"],
+                    "wavelength": {"value": 405, "unit": NM},
+                    "interval": {"value": 5, "unit": "second"},
+                    "reads": 3,
+                },
+            ),
             ("lh_move_plate", {"plate": "plate_1", "destination": "plate_carrier-1"}),
             ("spec_acquire_spectrum", {"scans": 3}),
             ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [1]}),

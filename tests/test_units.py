@@ -13,6 +13,7 @@ from labtools.units import (
     FLOW_RATE,
     FREQUENCY,
     LENGTH,
+    RATE_CONSTANT,
     TEMPERATURE,
     VOLUME,
     WAVELENGTH,
@@ -117,6 +118,26 @@ def test_hertz_is_refused_for_a_shaking_rate(text: str) -> None:
     assert FREQUENCY.normalize("600 rpm", "/speed") == expected
 
 
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("120 1/min", {"value": 120, "unit": "1 / minute"}),
+        ("250 s^-1", {"value": 250, "unit": "1 / second"}),
+        ({"value": 3, "unit": "1 / hour"}, {"value": 3, "unit": "1 / hour"}),
+        ("5 Hz", {"value": 5.0, "unit": "1 / second"}),  # hertz is 1/s in pint, no 2π
+        (Quantity(0.5, "1/ms"), {"value": 500.0, "unit": "1 / second"}),
+    ],
+)
+def test_rate_constants_take_inverse_times(given: object, expected: dict) -> None:
+    assert RATE_CONSTANT.normalize(given, "/kcat") == expected
+
+
+@pytest.mark.parametrize("bad", ["600 rpm", "10 rps", "5 s", "5 uM", 5, "3 uM/s"])
+def test_rate_constants_refuse_rotation_rates_and_other_dimensions(bad: object) -> None:
+    with pytest.raises(UnitError):
+        RATE_CONSTANT.normalize(bad, "/kcat")
+
+
 def test_a_bare_number_gets_no_unit_assumed() -> None:
     with pytest.raises(UnitError) as err:
         VOLUME.normalize(50, "/volume")
@@ -142,6 +163,8 @@ def test_a_bare_number_gets_no_unit_assumed() -> None:
         (250, "nanomolar", "micromolar", 0.25),
         (120, "revolutions_per_minute", "revolutions_per_second", 2),
         (1, "centimeter", "millimeter", 10),
+        (60, "1 / minute", "1 / second", 1),
+        (1, "1 / second", "1 / hour", 3600),
     ],
 )
 def test_conversions_across_prefixes(value: float, unit: str, target: str, expected: float) -> None:
@@ -151,7 +174,18 @@ def test_conversions_across_prefixes(value: float, unit: str, target: str, expec
 
 
 @pytest.mark.parametrize(
-    "dim", [VOLUME, LENGTH, WAVELENGTH, DURATION, TEMPERATURE, FLOW_RATE, CONCENTRATION, FREQUENCY]
+    "dim",
+    [
+        VOLUME,
+        LENGTH,
+        WAVELENGTH,
+        DURATION,
+        TEMPERATURE,
+        FLOW_RATE,
+        CONCENTRATION,
+        FREQUENCY,
+        RATE_CONSTANT,
+    ],
 )
 def test_enum_units_are_pint_names_of_the_right_dimension(dim) -> None:
     lowered = [u.lower() for u in dim.units]

@@ -4,14 +4,24 @@ The same adapter drives a BMG CLARIOstar, an Agilent BioTek Cytation/Synergy, a 
 Devices SpectraMax or the physics simulator: only the PLR backend inside the given PLR
 ``PlateReader`` front end differs. PLR takes whole nanometres (``int``), so wavelengths that are
 not whole numbers are refused rather than rounded. Results always use PLR's new return type.
+
+Kinetic reads are repeated single absorbance reads, each started ``interval`` after the last,
+through the same call plan as a single read: PLR 0.2.2 has no kinetic protocol common to its
+backends (only Molecular Devices' own ``KineticSettings``), and this way every backend that can
+read absorbance can read kinetics. Waiting between reads goes through the backend when it keeps
+a virtual clock (``ClockedBackend``: the physics simulator, where time passes instantly and
+reactions in the wells go on); otherwise it is real time (``asyncio.sleep``), with progress
+reported after every read (``labtools.progress``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
 from pylabrobot.plate_reading import PlateReaderChatterboxBackend
@@ -31,9 +41,10 @@ from labtools.errors import (
 )
 from labtools.instrument import DataSnapshot
 from labtools.instruments import PlateReader, PlateReaderLimits
+from labtools.progress import report_progress
 from labtools.units import Range
 
-__all__ = ["PLRPlateReader", "limits_for"]
+__all__ = ["ClockedBackend", "PLRPlateReader", "limits_for"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +52,32 @@ NM = "nanometer"
 #: default read height for top-read fluorescence and luminescence (mm) [A]: inside the
 #: focal ranges of PLR's BioTek backends (4.5–13.88 mm; Synergy H1 4.5–10.68 mm)
 DEFAULT_FOCAL_HEIGHT_MM = 8.5
+
+
+@runtime_checkable
+class ClockedBackend(Protocol):
+    """A backend on a virtual clock (the physics simulator): it tells the time and lets time
+    pass, instantly, for the waits of kinetic reads."""
+
+    simulated: bool
+
+    def now(self) -> float:
+        """Seconds on the backend's clock."""
+        ...
+
+    async def wait(self, seconds: float) -> None:
+        """Let ``seconds`` (≥ 0) pass."""
+        ...
+
+
+class _WallClock:
+    """Real time, for real readers."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def wait(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +135,9 @@ class PLRPlateReader(PlateReader):
             backend, PlateReaderChatterboxBackend
         )
         self._indexes: dict[str, _PlateIndex] = {}
+        self._clock: ClockedBackend | _WallClock = (
+            backend if isinstance(backend, ClockedBackend) and backend.simulated else _WallClock()
+        )
 
     @classmethod
     def on_deck(cls, name: str, deck: Any, reader: str = "reader", **kwargs: Any) -> PLRPlateReader:
@@ -159,6 +199,28 @@ class PLRPlateReader(PlateReader):
             grids = await self.calls.spectrum(index.plate, self._chosen(index, wells), grid)
         per_nm = [_values(g, index, wells, "absorbance") for g in grids]
         return {w: [values[w] for values in per_nm] for w in wells}
+
+    async def _read_absorbance_kinetic(
+        self, plate: str, wells: list[str], nm: float, interval_s: float, reads: int
+    ) -> tuple[list[float], dict[str, list[float]]]:
+        wavelength = _whole_nm(nm, "/wavelength")
+        index = self._index(plate)
+        chosen = self._chosen(index, wells)
+        clock = self._clock
+        times: list[float] = []
+        series: dict[str, list[float]] = {w: [] for w in wells}
+        start = clock.now()
+        for i in range(reads):
+            due = start + i * interval_s - clock.now()
+            if due > 0:
+                await clock.wait(due)
+            times.append(clock.now() - start)
+            with reader_errors("kinetic absorbance read", self.backend_name):
+                grid = await self.calls.absorbance(index.plate, chosen, wavelength)
+            for well, value in _values(grid, index, wells, "absorbance").items():
+                series[well].append(value)
+            await report_progress(i + 1, reads, f"read {i + 1} of {reads}")
+        return times, series
 
     async def _read_fluorescence(
         self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float

@@ -1,4 +1,4 @@
-"""The plate-reader interface: absorbance, absorbance spectra, fluorescence, luminescence.
+"""The plate-reader interface: absorbance (single and kinetic), spectra, fluorescence, luminescence.
 
 The tools here are concrete: they resolve and check wells, bound spectrum sizes and shape results.
 A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out, ``inf`` for a
@@ -20,12 +20,13 @@ from typing_extensions import TypedDict
 from labtools.errors import OutOfRange, UnknownResource
 from labtools.instrument import Instrument
 from labtools.tool import Arg, tool
-from labtools.units import QuantityJSON, Range, Wavelength, magnitude, qty
+from labtools.units import Duration, QuantityJSON, Range, Wavelength, magnitude, qty
 
 __all__ = [
     "AbsorbanceReading",
     "AbsorbanceSpectrum",
     "FluorescenceReading",
+    "KineticReading",
     "LuminescenceReading",
     "PlateReader",
     "PlateReaderLimits",
@@ -46,6 +47,9 @@ class PlateReaderLimits:
     spectrum_points: int = 771
     #: at most this many numbers are returned inline; larger spectra come as a data handle
     inline_values: int = 600
+    #: kinetic reads: time from one read's start to the next, and how many reads
+    kinetic_interval: Range = Range(1, 3600, "second")
+    kinetic_reads: Range = Range(2, 240)
 
 
 class AbsorbanceReading(TypedDict):
@@ -68,6 +72,19 @@ class AbsorbanceSpectrum(TypedDict):
     unit: str
     peaks: dict[str, SpectrumPeak]
     values: dict[str, list[float | None]]
+    saturated: list[str]
+    data: str
+
+
+class KineticReading(TypedDict):
+    plate: str
+    wavelength: QuantityJSON
+    unit: str
+    times: list[float]
+    time_unit: str
+    values: dict[str, list[float | None]]
+    slopes: dict[str, float | None]
+    slope_unit: str
     saturated: list[str]
     data: str
 
@@ -178,6 +195,64 @@ class PlateReader(Instrument):
         }
 
     @tool(read_only=True)
+    async def read_absorbance_kinetic(
+        self,
+        plate: Annotated[str, Arg(_PLATE)],
+        wells: Annotated[Sequence[str], Arg(_WELLS)],
+        wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
+        interval: Annotated[
+            Duration,
+            Arg(
+                "Time from the start of one read to the start of the next.",
+                within="kinetic_interval",
+            ),
+        ],
+        reads: Annotated[
+            int, Arg("Number of reads; the first starts at once.", within="kinetic_reads")
+        ],
+    ) -> KineticReading:
+        """Read absorbance (OD, as read_absorbance) of wells again and again at a fixed interval.
+
+        The plate stays in the reader while time passes (virtual time in simulation, real time
+        on hardware), so reactions in the wells go on: a kinetic read, and also the way to let
+        time pass. ``times``: seconds from the first read to each read; ``values``: each well's
+        OD at each read (null where saturated); ``slopes``: each well's least-squares OD change
+        per minute over its unsaturated reads. If reading the wells takes longer than the
+        interval, reads follow back to back and ``times`` shows when each was taken. More than
+        600 values come as a data handle only, with the slopes inline.
+        """
+        chosen = self._choose_wells(plate, wells)
+        times, series = await self._read_absorbance_kinetic(
+            plate, chosen, magnitude(wavelength, NM), magnitude(interval, "second"), reads
+        )
+        times = [round(t, 3) for t in times]
+        shown = {
+            w: [round(v, 4) if math.isfinite(v) else None for v in values]
+            for w, values in series.items()
+        }
+        handle = self.data.put(
+            {
+                "plate": plate,
+                "wavelength_nm": magnitude(wavelength, NM),
+                "times_s": times,
+                "absorbance": shown,
+            }
+        )
+        inline = len(times) * len(chosen) <= self.limits.inline_values
+        return {
+            "plate": plate,
+            "wavelength": _echo(wavelength),
+            "unit": "OD",
+            "times": times if inline else [],
+            "time_unit": "second",
+            "values": shown if inline else {},
+            "slopes": {w: _slope_per_minute(times, v) for w, v in shown.items()},
+            "slope_unit": "OD/min",
+            "saturated": [w for w, v in shown.items() if None in v],
+            "data": handle,
+        }
+
+    @tool(read_only=True)
     async def read_fluorescence(
         self,
         plate: Annotated[str, Arg(_PLATE)],
@@ -253,6 +328,14 @@ class PlateReader(Instrument):
         """OD per well at each wavelength of ``nm``."""
 
     @abstractmethod
+    async def _read_absorbance_kinetic(
+        self, plate: str, wells: list[str], nm: float, interval_s: float, reads: int
+    ) -> tuple[list[float], dict[str, list[float]]]:
+        """``reads`` absorbance reads at ``nm``, each starting ``interval_s`` after the last
+        (or when the last ends, if later): the seconds from the first read's start to each
+        read's, and OD per well per read."""
+
+    @abstractmethod
     async def _read_fluorescence(
         self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
     ) -> dict[str, float]:
@@ -266,6 +349,21 @@ class PlateReader(Instrument):
 def _echo(quantity: pint.Quantity) -> QuantityJSON:
     """A quantity argument as the caller gave it."""
     return qty(float(quantity.magnitude), str(quantity.units))
+
+
+def _slope_per_minute(times: list[float], values: list[float | None]) -> float | None:
+    """Least-squares slope (per minute) of the finite values against time (s); ``None`` with
+    fewer than two finite values."""
+    points = [(t, v) for t, v in zip(times, values, strict=True) if v is not None]
+    if len(points) < 2:
+        return None
+    mean_t = sum(t for t, _ in points) / len(points)
+    mean_v = sum(v for _, v in points) / len(points)
+    spread = sum((t - mean_t) ** 2 for t, _ in points)
+    if spread <= 0.0:
+        return None
+    slope = sum((t - mean_t) * (v - mean_v) for t, v in points) / spread
+    return round(60.0 * slope, 6)
 
 
 def _split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list[str]]:

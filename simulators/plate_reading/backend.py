@@ -96,6 +96,15 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     async def close(self, plate: Plate | None = None) -> None:
         self.world.clock.advance(self.constants.open_close_s)
 
+    # -- the virtual clock (drivers wait through it between the reads of a kinetic read) -------
+    def now(self) -> float:
+        """Seconds on the world's virtual clock."""
+        return self.world.clock.now()
+
+    async def wait(self, seconds: float) -> None:
+        """Let ``seconds`` (≥ 0) of virtual time pass, plate in the reader: wells react."""
+        self.world.clock.advance(seconds)
+
     # -- reads ---------------------------------------------------------------------------------
     async def read_absorbance(self, plate: Plate, wells: list[Well], wavelength: int) -> list[dict]:
         """OD at ``wavelength`` (nm, 230–1000) of ``wells``."""

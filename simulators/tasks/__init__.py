@@ -8,10 +8,20 @@ from __future__ import annotations
 from labtools.session.task import Task
 from simulators.tasks.colour_matching import ColourMatching
 from simulators.tasks.dye_quantification import DyeQuantification
+from simulators.tasks.enzyme_kinetics import EnzymeInhibition, EnzymeKinetics
+from simulators.tasks.indicator_pka import IndicatorPka
 from simulators.tasks.standard_curve import StandardCurve
 
 TASKS: dict[str, type[Task]] = {
-    task.id: task for task in (ColourMatching, DyeQuantification, StandardCurve)
+    task.id: task
+    for task in (
+        ColourMatching,
+        DyeQuantification,
+        EnzymeInhibition,
+        EnzymeKinetics,
+        IndicatorPka,
+        StandardCurve,
+    )
 }
 
 __all__ = ["TASKS"]

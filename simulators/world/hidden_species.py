@@ -102,7 +102,8 @@ def isosbestic_nm(species: Species) -> float | None:
     spectra cross exactly once there at a usable ε; else ``None``."""
     acid, base = species.forms["acid"], species.forms["base"]
     low, high = sorted((acid.lambda_max_nm, base.lambda_max_nm))
-    nm = _GRID_NM[(_GRID_NM >= low) & (_GRID_NM <= high)]
+    grid = _GRID_NM
+    nm = grid[(grid >= low) & (grid <= high)]
     a, b = acid.absorptivity(nm), base.absorptivity(nm)
     d = a - b
     crossings = np.flatnonzero(np.sign(d[:-1]) != np.sign(d[1:]))

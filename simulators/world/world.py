@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from simulators.world.clock import VirtualClock
+from simulators.world.kinetics import Kinetics
 from simulators.world.mixture import Mixture
 from simulators.world.species import SpeciesLibrary
 from simulators.world.streams import Streams
@@ -35,7 +36,8 @@ _STOCK_GRADES: dict[str, Callable[[np.random.Generator], float]] = {
 
 
 class World:
-    """Containers with real contents, a virtual clock, seeded streams and hidden truth.
+    """Containers with real contents, a virtual clock, seeded streams and hidden truth; enzymes
+    in the containers react as the clock advances (:mod:`simulators.world.kinetics`).
 
     ``stocks``: labelled containers filled at the start, each a mapping with ``well``,
     ``species`` (a key or a ``{key: molar}`` mapping for mixtures), ``concentration_uM`` (the
@@ -65,6 +67,10 @@ class World:
         self._stocks = tuple(dict(stock) for stock in stocks)
         self._unknowns = tuple(dict(unknown) for unknown in unknowns)
         self._on_reset: list[Callable[[], Callable[[], None] | None]] = []
+        #: enzyme reactions in the containers, run as the clock advances (stateless: a reset
+        #: needs nothing from it)
+        self.kinetics = Kinetics(self._contents, self.hidden, self.species)
+        self.clock.watch(self.kinetics.advance)
         self._populate()
 
     def reset(self, seed: int | None = None) -> None:

@@ -1,0 +1,282 @@
+"""T4 — enzyme kinetics: Km and kcat of alkaline phosphatase with pNPP; the inhibition variant.
+
+Hidden truth per seed (the world's kinetics engine, ``simulators/data/kinetics.toml``): Km
+(log-uniform 0.05–5 mM), kcat (log-uniform 10–1000 s⁻¹ per active site) and a slow loss of
+activity (half-life 20–200 h); for ``enzyme_inhibition`` also the inhibitor's mechanism
+(competitive, noncompetitive or uncompetitive, uniform) and Ki (log-uniform 0.05–2 mM). The
+stocks' real concentrations differ from their labels by a hidden 1 % (1 sd).
+
+Reward: raw = exp(−ln²(K̂m/Km)/2τ²) · exp(−ln²(k̂cat/kcat)/2τ²) with τ = 0.2: an estimate off by
+a factor e^0.2 (≈ 22 %) keeps e^−½ ≈ 0.61 of its term, one 10 % off keeps 0.89; 0.2 is about
+the spread of Km values labs report for one enzyme, and several times what a careful design
+(the expert, a few %) achieves. The variant multiplies a Ki term of the same form and the
+mechanism's Brier term 1 − BS/2, with BS = Σ (p_m − 1[m is true])² ∈ [0, 2]: a strictly
+proper score, 1 for certainty on the truth, 2/3 for a uniform answer, 0 for certainty on a
+wrong mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
+
+from labtools.errors import OutOfRange
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Task
+from labtools.tool import Arg, tool
+from labtools.units import Concentration, RateConstant, magnitude
+from simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
+from simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
+from simulators.world.kinetics import MECHANISMS
+
+__all__ = ["TAU", "EnzymeInhibition", "EnzymeKinetics", "log_term"]
+
+ENZYME = "alkaline_phosphatase"
+INHIBITOR = "inhibitor_x"
+#: the score's tolerance in ln units (see the module docstring)
+TAU = 0.2
+#: the probabilities of a submitted mechanism must add up to 1 within this
+PROBABILITY_SLACK = 0.01
+#: Km a chemist looks up for the naive protocol: mammalian ALP with pNPP at pH 10 [L]
+LITERATURE_KM_M = 0.5e-3
+
+
+class Submitted(TypedDict):
+    received: bool
+
+
+class Mechanism(TypedDict):
+    competitive: float
+    noncompetitive: float
+    uncompetitive: float
+
+
+def log_term(estimate: float, truth: float, tau: float = TAU) -> float:
+    """exp(−ln²(estimate/truth) / 2τ²); 0 for an estimate that is not positive."""
+    if not estimate > 0.0:
+        return 0.0
+    return math.exp(-(math.log(estimate / truth) ** 2) / (2.0 * tau * tau))
+
+
+def _positive(value: float, name: str, unit: str) -> float:
+    if not (math.isfinite(value) and value > 0.0):
+        raise OutOfRange(
+            f"the {name} must be a finite number > 0, not {value:g} {unit}",
+            field=f"/{name}",
+            hint=f"give a positive {name}",
+        )
+    return value
+
+
+class EnzymeKinetics(Task):
+    id = "enzyme_kinetics"
+    title = "Measure Km and kcat of alkaline phosphatase with pNPP"
+    config = "enzyme_lab.toml"
+    budget = Budget(calls=400, tips=80, reagent_ul=12_000, wells=96, hours=4)
+    #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
+    #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
+    anchors = Anchors(naive=0.0031, expert=0.9817, seeds="1000-1049")
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        lab.shared["world"].kinetics.enzyme(ENZYME)  # draw this seed's truth
+
+    def statement(self, lab: Lab) -> str:
+        return (
+            "Alkaline phosphatase hydrolyses p-nitrophenyl phosphate (pNPP) to p-nitrophenol, "
+            "whose anion is yellow (read it at 405 nm; at pH 10 it is fully ionised). Measure "
+            "the enzyme's Michaelis constant Km for pNPP and its turnover number kcat (per "
+            "active site) in the pH 10 carbonate buffer. The reservoir holds water (A1), the "
+            "buffer (A2), pNPP (A3), a p-nitrophenol standard (A4) and the enzyme (A5); their "
+            "labels (lh_get_deck) give the concentrations, the enzyme's as active sites. "
+            "Plates plate_1 and plate_2 (Corning 96 flat) are free. Reactions run while time "
+            "passes: reader_read_absorbance_kinetic reads wells repeatedly. Submit once with "
+            f"submit_{self.id}. Reward: exp(−ln²(K̂m/Km)/2τ²)·exp(−ln²(k̂cat/kcat)/2τ²) with "
+            f"τ = {TAU}."
+        )
+
+    @tool(name="submit_enzyme_kinetics", destructive=True)
+    async def submit(
+        self,
+        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.")],
+        kcat: Annotated[RateConstant, Arg("Turnover number per active site, > 0.")],
+    ) -> Submitted:
+        """Submit Km and kcat. Ends the episode."""
+        self.submission = _constants(km, kcat)
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        truth = lab.shared["world"].kinetics.enzyme(ENZYME)
+        if self.submission is None:
+            return {"raw": 0.0}
+        km = log_term(self.submission["km_molar"], truth["km_molar"])
+        kcat = log_term(self.submission["kcat_per_s"], truth["kcat_per_s"])
+        return {
+            "raw": km * kcat,
+            "km_term": km,
+            "kcat_term": kcat,
+            "km_ratio": self.submission["km_molar"] / truth["km_molar"],
+            "kcat_ratio": self.submission["kcat_per_s"] / truth["kcat_per_s"],
+        }
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """Pilot scan, refined design around it, standards, pre-reads, kinetic read, weighted
+        Michaelis–Menten fit (:mod:`simulators.tasks.kinetics_expert`)."""
+        assay = Assay(session)
+        est = kinetics_expert(assay)
+        assay.call(f"submit_{self.id}", km=_molar(est.km), kcat=_per_s(est.kcat))
+
+    def naive(self, session: Session) -> None:
+        """One well at 25 mM pNPP with the enzyme stock, an endpoint after 10 min converted
+        with ε and an assumed 1 cm path, the enzyme taken as saturated; Km from the
+        literature."""
+        kcat = _naive_kcat(Assay(session), inhibitor=False)
+        session.call_tool(
+            f"submit_{self.id}", {"km": _molar(LITERATURE_KM_M), "kcat": _per_s(kcat)}
+        ).unwrap()
+
+
+class EnzymeInhibition(EnzymeKinetics):
+    id = "enzyme_inhibition"
+    title = "Find an inhibitor's mechanism and Ki, with the enzyme's Km and kcat"
+    config = "enzyme_inhibition_lab.toml"
+    budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
+    #: as above, measured the same way
+    anchors = Anchors(naive=0.0002, expert=0.9730, seeds="1000-1049")
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        kinetics = lab.shared["world"].kinetics
+        kinetics.enzyme(ENZYME)
+        kinetics.inhibition(INHIBITOR)
+
+    def statement(self, lab: Lab) -> str:
+        return (
+            super().statement(lab).split(" Submit once", 1)[0]
+            + " The reservoir also holds inhibitor X (A6), a reversible inhibitor of the "
+            "enzyme: find whether it is competitive, noncompetitive (pure: one Ki for free "
+            "enzyme and enzyme–substrate complex alike) or uncompetitive, and its inhibition "
+            "constant Ki. Submit once with submit_enzyme_inhibition: Km, kcat, Ki and a "
+            "probability for each mechanism (adding up to 1). Reward: the product of "
+            f"exp(−ln²(estimate/truth)/2τ²) with τ = {TAU} for Km, kcat and Ki, and 1 − B/2 "
+            "with B the Brier score of the probabilities (Σ (p − 1[true])²)."
+        )
+
+    @tool(name="submit_enzyme_inhibition", destructive=True)
+    async def submit(  # type: ignore[override]
+        self,
+        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.")],
+        kcat: Annotated[RateConstant, Arg("Turnover number per active site, > 0.")],
+        ki: Annotated[Concentration, Arg("The inhibitor's inhibition constant, > 0.")],
+        mechanism: Annotated[
+            Mechanism,
+            Arg("Probability of each mechanism, each 0–1, adding up to 1 (±0.01)."),
+        ],
+    ) -> Submitted:
+        """Submit Km, kcat, Ki and the mechanism's probabilities. Ends the episode."""
+        constants = _constants(km, kcat)
+        constants["ki_molar"] = _positive(magnitude(ki, "molar"), "ki", "M")
+        constants["mechanism"] = _probabilities(mechanism)
+        self.submission = constants
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        kinetics = lab.shared["world"].kinetics
+        truth, inhibition = kinetics.enzyme(ENZYME), kinetics.inhibition(INHIBITOR)
+        if self.submission is None:
+            return {"raw": 0.0}
+        terms = {
+            "km_term": log_term(self.submission["km_molar"], truth["km_molar"]),
+            "kcat_term": log_term(self.submission["kcat_per_s"], truth["kcat_per_s"]),
+            "ki_term": log_term(self.submission["ki_molar"], inhibition["ki_molar"]),
+        }
+        brier = sum(
+            (p - (m == inhibition["mechanism"])) ** 2
+            for m, p in self.submission["mechanism"].items()
+        )
+        terms["mechanism_term"] = 1.0 - brier / 2.0
+        return {"raw": math.prod(terms.values()), **terms, "brier": brier}
+
+    def expert(self, session: Session) -> None:
+        """As the kinetics expert, with an IC50 scan and the substrate series at three
+        inhibitor levels, fit by each mechanism's rate law; probabilities from the fits."""
+        assay = Assay(session)
+        est, probabilities = inhibition_expert(assay)
+        assay.call(
+            f"submit_{self.id}",
+            km=_molar(est.km),
+            kcat=_per_s(est.kcat),
+            ki=_molar(est.ki),
+            mechanism={m: round(probabilities[m], 6) for m in MECHANISMS},
+        )
+
+    def naive(self, session: Session) -> None:
+        """The kinetics naive protocol with one more well holding the inhibitor at 5 mM: Ki
+        as if noncompetitive from the two endpoints, the mechanisms equally likely."""
+        assay = Assay(session)
+        kcat, ratio = _naive_kcat(assay, inhibitor=True)
+        inhibitor = 5e-3
+        ki = inhibitor * ratio / (1.0 - ratio) if 0.0 < ratio < 1.0 else inhibitor
+        session.call_tool(
+            f"submit_{self.id}",
+            {
+                "km": _molar(LITERATURE_KM_M),
+                "kcat": _per_s(kcat),
+                "ki": _molar(ki),
+                "mechanism": {m: 1.0 / 3.0 for m in MECHANISMS},
+            },
+        ).unwrap()
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _constants(km: Any, kcat: Any) -> dict[str, Any]:
+    return {
+        "km_molar": _positive(magnitude(km, "molar"), "km", "M"),
+        "kcat_per_s": _positive(magnitude(kcat, "1 / second"), "kcat", "1/s"),
+    }
+
+
+def _probabilities(given: Mechanism) -> dict[str, float]:
+    values = {m: float(given[m]) for m in MECHANISMS}  # type: ignore[literal-required]
+    for m, p in values.items():
+        if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+            raise OutOfRange(
+                f"the probability of {m} must be within 0–1, not {p:g}",
+                field=f"/mechanism/{m}",
+                hint="give each mechanism a probability from 0 to 1",
+            )
+    total = sum(values.values())
+    if abs(total - 1.0) > PROBABILITY_SLACK:
+        raise OutOfRange(
+            f"the mechanism probabilities add up to {total:g}, not 1",
+            field="/mechanism",
+            hint="give probabilities that add up to 1",
+        )
+    return {m: p / total for m, p in values.items()}
+
+
+def _molar(value: float) -> dict[str, Any]:
+    return {"value": float(f"{value * 1e3:.6g}"), "unit": "millimolar"}
+
+
+def _per_s(value: float) -> dict[str, Any]:
+    return {"value": float(f"{value:.6g}"), "unit": "1 / second"}
+
+
+def _naive_kcat(assay: Assay, *, inhibitor: bool) -> Any:
+    """The naive endpoint: 25 mM pNPP, enzyme stock at 1:10, 10 min, OD/(ε · 1 cm); with
+    ``inhibitor``, a second well with 5 mM inhibitor and the ratio of the two endpoints."""
+    e_well = assay.molar["enzyme"] * 20.0 / 200.0
+    parts = [("buffer", 40.0), ("pnpp", 100.0), ("water", 40.0), ("enzyme", 20.0)]
+    wells = [Well("plate_1:A1", [(assay.stock[k], v) for k, v in parts])]
+    if inhibitor:
+        parts = [("buffer", 40.0), ("pnpp", 100.0), ("inhibitor", 20.0), ("enzyme", 20.0)]
+        wells.append(Well("plate_1:A2", [(assay.stock[k], v) for k, v in parts]))
+    _, series, _ = assay.run(wells, [assay.stock["enzyme"]], order=[], interval_s=600.0, reads=2)
+    ends = [float(series[w.well][-1]) for w in wells]
+    ends = [e if math.isfinite(e) else 4.0 for e in ends]  # a saturated well reads "high"
+    kcat = max(ends[0], 1e-3) / PNP_EPSILON_405 / 600.0 / e_well  # path taken as 1 cm
+    if not inhibitor:
+        return kcat
+    return kcat, ends[1] / max(ends[0], 1e-3)

@@ -1,0 +1,257 @@
+"""T5 — determine a mystery indicator's pKa from absorbance spectra across buffers.
+
+Hidden truth per seed (``simulators.world.hidden_species``): the indicator's pKa (uniform
+3.5–9.0) and both forms' spectra (band positions, ε, widths; they always cross at an
+isosbestic point), and each buffer's real pH (its label ±0.02, 1 sd). The agent sees a
+labelled stock ("indicator X 200 µM ±1 %"), ten buffers labelled pH 2.00 … 11.00 and water,
+and submits a pKa p̂ and a one-sd uncertainty σ̂.
+
+Reward: raw = exp(−CRPS(N(p̂, σ̂²), pKa) / 0.1). For σ̂ = 0 the CRPS is |p̂ − pKa|, so this is
+the reference's exp(−|p̂ − pKa| / 0.1) (environments reference, T5); CRPS being strictly
+proper (Gneiting & Raftery 2007), an honest σ̂ scores best in expectation, a σ̂ too small or
+too large costs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import numpy as np
+from typing_extensions import TypedDict
+
+from labtools.errors import OutOfRange
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Task
+from labtools.tool import Arg, tool
+from labtools.units import Range
+from simulators.tasks.pka_fit import fit_pka, rss_profile
+from simulators.tasks.scripting import Call, caller, nm, ul
+from simulators.tasks.standard_curve import crps_normal
+from simulators.world.hidden_species import MysteryIndicator
+
+__all__ = ["IndicatorPka", "buffers_of"]
+
+INDICATOR = "reservoir:A2"
+WATER = "reservoir:A1"
+#: the score's scale s in pH units: a CRPS (for a point answer, the error) of 0.1 costs a
+#: factor e^−1, as the environments reference sets it. 0.1 is what careful spectrophotometric
+#: work reaches against the literature (methyl red's pKa is quoted 4.76–5.05: physics §8);
+#: the expert lands within ~0.02 here, the labelled buffers' own tolerance
+SCALE = 0.1
+WELL_UL = 200.0
+INDICATOR_UL = 20.0  # 20 µM in the well: 0.1–0.9 OD at either form's peak
+READ_NM = (380.0, 660.0, 10.0)  # covers both forms' peaks (400–640 nm); 29 points
+_PH_LABEL = re.compile(r"pH (\d+(?:\.\d+)?) ±(\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True)
+class PkaLimits:
+    """Sane bounds of a submission."""
+
+    pka: Range = Range(0.0, 14.0)
+    uncertainty: Range = Range(0.0, 14.0)
+
+
+class Submitted(TypedDict):
+    received: bool
+
+
+class IndicatorPka(Task):
+    id = "indicator_pka"
+    title = "Determine an indicator's pKa from its spectra across buffers"
+    budget = Budget(calls=150, tips=40, reagent_ul=8000, wells=48, hours=4)
+    #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
+    #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
+    anchors = Anchors(naive=0.2097, expert=0.9057, seeds="1000-1049")
+    config = "indicator_pka.toml"
+    limits = PkaLimits()
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        """The indicator and the buffers' real pH are drawn by the lab's components when the
+        world is reset; nothing else to put in place."""
+        _indicator(lab)
+
+    def statement(self, lab: Lab) -> str:
+        labels = lab.shared["world"].labels
+        buffers = "; ".join(f"{well}: {labels[well]}" for well, _, _ in buffers_of(labels))
+        return (
+            f"Determine the pKa of an acid-base indicator. {INDICATOR} holds its stock "
+            f"({labels[INDICATOR]}); its pKa and the spectra of its acid and base forms are "
+            f"unknown. Buffers in the reservoir: {buffers}; the ± is one standard deviation of "
+            f"the real pH. Water is in {WATER}. Two 96-well plates, a plate reader and a "
+            "spectrometer are on the deck (lh_get_deck shows it all). A little indicator added "
+            "to a buffer takes the buffer's pH. Submit once with submit_indicator_pka: the pKa "
+            "and its standard uncertainty (one standard deviation, everything included). "
+            "Reward: exp(-CRPS / 0.1), with CRPS the continuous ranked probability score of a "
+            "normal distribution with your pKa and uncertainty against the true pKa (for a zero "
+            "uncertainty, the absolute error): a wrong value costs, and so does an uncertainty "
+            "that is too small or too large."
+        )
+
+    @tool(name="submit_indicator_pka", destructive=True)
+    async def submit(
+        self,
+        pka: Annotated[float, Arg("The indicator's pKa (dimensionless).", within="pka")],
+        uncertainty: Annotated[
+            float, Arg("Its standard uncertainty: one standard deviation.", within="uncertainty")
+        ],
+    ) -> Submitted:
+        """Submit the indicator's pKa and its uncertainty. Ends the episode."""
+        for name, value in (("pka", pka), ("uncertainty", uncertainty)):
+            if not math.isfinite(value):
+                raise OutOfRange(f"the {name} must be a finite number", field=f"/{name}")
+        self.submission = {"pka": float(pka), "uncertainty": float(uncertainty)}
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        if self.submission is None:
+            return {"raw": 0.0}
+        truth = _indicator(lab).truth["pka"]
+        guess, sd = self.submission["pka"], self.submission["uncertainty"]
+        crps = crps_normal(guess, sd, truth)
+        return {"raw": math.exp(-crps / SCALE), "error": guess - truth, "crps": crps}
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """Each well read empty, then 180 µL of each buffer in duplicate (rows A and B, a fresh
+        tip per buffer) and 20 µL of indicator from one tip; spectra 380–660 nm; a global
+        two-form fit of every well and wavelength (pKa, both form spectra, each well's
+        relative amount); the uncertainty combines the fit's with the buffers' stated ±."""
+        call = caller(session)
+        deck = call("lh_get_deck")
+        buffers = buffers_of(deck["labels"])
+        home = _home(deck, "plate_1")
+        column = {source: str(i + 1) for i, (source, _, _) in enumerate(buffers)}
+        wells = [f"{row}{column[source]}" for row in "AB" for source, _, _ in buffers]
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        empty = _read(call, wells)
+        call("lh_move_plate", plate="plate_1", destination=home)
+        for start in range(0, len(buffers), 8):  # eight channels: a fresh tip per buffer
+            group = buffers[start : start + 8]
+            channels = list(range(len(group)))
+            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=channels)
+            for channel, (source, _, _) in zip(channels, group, strict=True):
+                for row in "AB":
+                    call(
+                        "lh_transfer",
+                        channel=channel,
+                        source=source,
+                        destination=f"plate_1:{row}{column[source]}",
+                        volume=ul(WELL_UL - INDICATOR_UL),
+                    )
+            call("lh_drop_tips", channels=channels)
+        # one aspiration, a dispense per well, a spare 20 µL left in the tip
+        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
+        call("lh_aspirate", channel=0, well=INDICATOR, volume=ul(INDICATOR_UL * (len(wells) + 1)))
+        for well in wells:
+            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(INDICATOR_UL))
+        call("lh_drop_tips", channels=[0])
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        filled = _read(call, wells)
+        spectra = np.array([filled[w] - empty[w] for w in wells])
+        labelled = {column[source]: (ph, sd) for source, ph, sd in buffers}
+        ph, sd = (np.array([labelled[w[1:]][i] for w in wells]) for i in (0, 1))
+        pka, sigma = estimate(spectra, ph, sd)
+        call("submit_indicator_pka", pka=round(pka, 4), uncertainty=round(sigma, 4))
+
+    def naive(self, session: Session) -> None:
+        """Indicator in each buffer, one unblanked reading at bromophenol blue's base peak
+        (590 nm, a literature value), the pH where the reading crosses half its maximum by
+        linear interpolation; half a buffer step as the uncertainty."""
+        call = caller(session)
+        buffers = buffers_of(call("lh_get_deck")["labels"])
+        wells = [f"A{i + 1}" for i in range(len(buffers))]
+        for (source, _, _), well in zip(buffers, wells, strict=True):
+            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+            call(
+                "lh_transfer",
+                channel=0,
+                source=source,
+                destination=f"plate_1:{well}",
+                volume=ul(WELL_UL - INDICATOR_UL),
+            )
+            call("lh_drop_tips", channels=[0])
+        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
+        call("lh_aspirate", channel=0, well=INDICATOR, volume=ul(INDICATOR_UL * len(wells) + 20))
+        for well in wells:
+            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(INDICATOR_UL))
+        call("lh_drop_tips", channels=[0])
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(590), wells=wells)
+        values = np.array([od["values"][w] for w in wells])
+        ph = np.array([p for _, p, _ in buffers])
+        call("submit_indicator_pka", pka=round(_half_max_ph(ph, values), 4), uncertainty=0.5)
+
+
+def estimate(spectra: np.ndarray, ph: np.ndarray, sd: np.ndarray) -> tuple[float, float]:
+    """The pKa of blanked ``spectra`` (wells × wavelengths) at labelled ``ph`` and its standard
+    uncertainty: the fit's own (from the residuals and the curvature of the RSS in pKa)
+    combined with the buffers' stated ``sd``, propagated by re-fitting with each buffer's pH
+    moved by its sd (wells of one buffer move together)."""
+    fit = fit_pka(spectra, ph)
+    scaled = spectra / fit.scales[:, None]
+    h = 0.01
+    rss = rss_profile(scaled, ph, np.array([fit.pka - h, fit.pka, fit.pka + h]))
+    curvature = (rss[0] - 2 * rss[1] + rss[2]) / h**2
+    points, params = spectra.size, 2 * spectra.shape[1] + ph.size
+    variance = rss[1] / max(points - params, 1)
+    fit_var = 2.0 * variance / curvature if curvature > 0 else 1.0
+    bounds = (fit.pka - 0.5, fit.pka + 0.5)
+
+    def quick(levels: np.ndarray) -> float:  # a faster fit, the same for every pH set
+        return fit_pka(spectra, levels, bounds=bounds, step=0.01, scale_rounds=1).pka
+
+    unmoved = quick(ph)
+    ph_var = 0.0
+    for level in np.unique(ph):
+        ph_var += (quick(np.where(ph == level, ph + sd[ph == level][0], ph)) - unmoved) ** 2
+    return fit.pka, math.sqrt(fit_var + ph_var)
+
+
+def buffers_of(labels: dict[str, str]) -> list[tuple[str, float, float]]:
+    """The labelled buffers as (well, pH, sd), by increasing pH."""
+    found = []
+    for well, label in labels.items():
+        match = _PH_LABEL.search(label)
+        if match is not None and label.startswith("buffer"):
+            found.append((well, float(match.group(1)), float(match.group(2))))
+    return sorted(found, key=lambda b: b[1])
+
+
+def _half_max_ph(ph: np.ndarray, values: np.ndarray) -> float:
+    """The first pH where ``values`` cross half their maximum (linear interpolation)."""
+    half = float(np.max(values)) / 2.0
+    above = values >= half
+    for i in range(1, ph.size):
+        if above[i] != above[i - 1]:
+            t = (half - values[i - 1]) / (values[i] - values[i - 1])
+            return float(ph[i - 1] + t * (ph[i] - ph[i - 1]))
+    return float(np.median(ph))
+
+
+def _indicator(lab: Lab) -> MysteryIndicator:
+    component = lab.shared.get("indicator")
+    if not isinstance(component, MysteryIndicator):
+        raise RuntimeError("the indicator_pka task needs its lab config (indicator_pka.toml)")
+    return component
+
+
+def _home(deck: dict[str, Any], plate: str) -> str:
+    return next(lw["location"] for lw in deck["labware"] if lw["name"] == plate)
+
+
+def _read(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
+    """Spectra of ``wells`` of plate_1 at :data:`READ_NM` (OD)."""
+    start, stop, step = READ_NM
+    data = call(
+        "reader_read_absorbance_spectrum",
+        plate="plate_1",
+        wells=wells,
+        start=nm(start),
+        stop=nm(stop),
+        step=nm(step),
+    )
+    return {w: np.array(v, dtype=float) for w, v in data["values"].items()}

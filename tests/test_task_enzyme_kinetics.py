@@ -1,0 +1,230 @@
+"""T4 enzyme kinetics and its inhibition variant: statements, submissions, scores, protocols,
+hidden truth, determinism and rewinds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from labtools.session import Session
+from simulators.tasks.enzyme_kinetics import TAU, log_term
+
+ALP, INHIBITOR = "alkaline_phosphatase", "inhibitor_x"
+MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")
+
+
+@pytest.fixture(scope="module")
+def kinetics():
+    with Session("enzyme_kinetics") as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def inhibition():
+    with Session("enzyme_inhibition") as session:
+        yield session
+
+
+def _truth(session: Session) -> dict[str, float]:
+    return session.lab.shared["world"].kinetics.enzyme(ALP)
+
+
+def _inhibition(session: Session) -> dict[str, object]:
+    return session.lab.shared["world"].kinetics.inhibition(INHIBITOR)
+
+
+def _mm(molar: float) -> dict[str, object]:
+    return {"value": molar * 1e3, "unit": "millimolar"}
+
+
+def _per_s(value: float) -> dict[str, object]:
+    return {"value": value, "unit": "1 / second"}
+
+
+def test_statements_are_the_same_for_every_seed_and_hide_the_truth(kinetics, inhibition) -> None:
+    for session in (kinetics, inhibition):
+        first = session.reset(0)["task"]
+        truth = dict(_truth(session))
+        assert session.reset(1)["task"] == first
+        assert _truth(session) != truth
+        for value in (truth["km_molar"] * 1e3, truth["km_molar"] * 1e6, truth["kcat_per_s"]):
+            for text in (f"{value:.2g}", f"{value:.3g}"):
+                assert f" {text} " not in first
+        assert f"submit_{session.task.id}" in first
+    assert "inhibitor X (A6)" in inhibition.observation()["task"]
+    assert "inhibitor" not in kinetics.observation()["task"].lower()
+
+
+@pytest.mark.parametrize(
+    "arguments, code",
+    [
+        ({"km": {"value": 1, "unit": "microliter"}, "kcat": _per_s(10)}, "unit_error"),
+        ({"km": _mm(1e-3), "kcat": {"value": 10, "unit": "revolutions_per_minute"}}, "unit_error"),
+        ({"km": _mm(1e-3), "kcat": {"value": 10, "unit": "second"}}, "unit_error"),
+        ({"km": _mm(-1e-3), "kcat": _per_s(10)}, "out_of_range"),
+        ({"km": _mm(1e-3), "kcat": _per_s(0)}, "out_of_range"),
+        ({"km": _mm(1e-3)}, "invalid_arguments"),
+    ],
+)
+def test_bad_kinetics_submissions_are_tool_errors(kinetics, arguments, code) -> None:
+    kinetics.reset(2)
+    result = kinetics.call_tool("submit_enzyme_kinetics", arguments)
+    assert not result.ok and result.error["code"] == code, result.error
+    assert not kinetics.done and kinetics.task.submission is None
+    ok = kinetics.call_tool(
+        "submit_enzyme_kinetics", {"km": _mm(1e-3), "kcat": {"value": 600, "unit": "1 / minute"}}
+    )
+    assert ok.ok and kinetics.terminated
+    assert kinetics.task.submission == {"km_molar": pytest.approx(1e-3), "kcat_per_s": 10.0}
+
+
+@pytest.mark.parametrize(
+    "mechanism, field",
+    [
+        ({"competitive": 0.5, "noncompetitive": 0.2, "uncompetitive": 0.2}, "/mechanism"),
+        ({"competitive": 1.5, "noncompetitive": -0.5, "uncompetitive": 0.0}, "/mechanism/"),
+        ({"competitive": 0.5, "noncompetitive": 0.5, "uncompetitive": math.nan}, "/mechanism/"),
+    ],
+)
+def test_mechanism_probabilities_must_be_probabilities(inhibition, mechanism, field) -> None:
+    inhibition.reset(3)
+    arguments = {"km": _mm(1e-3), "kcat": _per_s(10), "ki": _mm(1e-4), "mechanism": mechanism}
+    result = inhibition.call_tool("submit_enzyme_inhibition", arguments)
+    assert not result.ok and result.error["field"].startswith(field), result.error
+    assert not inhibition.done
+
+
+def test_kinetics_score_is_the_product_of_two_log_normal_terms(kinetics) -> None:
+    kinetics.reset(4)
+    truth = _truth(kinetics)
+    task = kinetics.task
+
+    def raw(km: float, kcat: float) -> float:
+        task.submission = {"km_molar": km, "kcat_per_s": kcat}
+        return task.score(kinetics.lab)["raw"]
+
+    km, kcat = truth["km_molar"], truth["kcat_per_s"]
+    assert raw(km, kcat) == pytest.approx(1.0)
+    off = math.exp(TAU)  # a factor e^τ off costs e^−½, either way
+    assert raw(km * off, kcat) == pytest.approx(math.exp(-0.5))
+    assert raw(km, kcat / off) == pytest.approx(math.exp(-0.5))
+    assert raw(km * 1.1, kcat * 0.9) == pytest.approx(
+        math.exp(-(math.log(1.1) ** 2 + math.log(0.9) ** 2) / (2 * TAU**2))
+    )
+    assert raw(km * 10, kcat) < 1e-28
+    assert log_term(0.0, 1.0) == 0.0
+    task.submission = None
+    assert task.score(kinetics.lab) == {"raw": 0.0}
+
+
+def test_inhibition_score_adds_ki_and_a_brier_term(inhibition) -> None:
+    inhibition.reset(5)
+    truth, hidden = _truth(inhibition), _inhibition(inhibition)
+    task = inhibition.task
+    true_mechanism = hidden["mechanism"]
+
+    def score(probabilities: dict[str, float], ki_factor: float = 1.0) -> dict[str, float]:
+        task.submission = {
+            "km_molar": truth["km_molar"],
+            "kcat_per_s": truth["kcat_per_s"],
+            "ki_molar": hidden["ki_molar"] * ki_factor,
+            "mechanism": probabilities,
+        }
+        return task.score(inhibition.lab)
+
+    certain = {m: float(m == true_mechanism) for m in MECHANISMS}
+    wrong = {m: float(m == next(x for x in MECHANISMS if x != true_mechanism)) for m in MECHANISMS}
+    uniform = dict.fromkeys(MECHANISMS, 1 / 3)
+    assert score(certain)["raw"] == pytest.approx(1.0)
+    assert score(wrong)["raw"] == pytest.approx(0.0)
+    assert score(uniform)["raw"] == pytest.approx(2 / 3)  # Brier 2/3
+    assert score(certain, math.exp(TAU))["raw"] == pytest.approx(math.exp(-0.5))
+    # proper: reporting the truth's probability 0.7 beats rounding it up to certainty when
+    # the truth is the 30 %: expected scores under p = (0.7, 0.3, 0)
+    others = [m for m in MECHANISMS if m != true_mechanism]
+    honest = {true_mechanism: 0.7, others[0]: 0.3, others[1]: 0.0}
+    sure = {true_mechanism: 1.0, others[0]: 0.0, others[1]: 0.0}
+    flipped = {m: 1.0 - p if m != others[1] else 0.0 for m, p in honest.items()}
+
+    def expected(report: dict[str, float]) -> float:
+        right = 1 - sum((report[m] - (m == true_mechanism)) ** 2 for m in MECHANISMS) / 2
+        alt = 1 - sum((report[m] - (m == others[0])) ** 2 for m in MECHANISMS) / 2
+        return 0.7 * right + 0.3 * alt
+
+    assert expected(honest) > expected(sure) > expected(flipped)
+
+
+@pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])
+def test_expert_beats_naive_and_same_seed_gives_the_same_reward(task, kinetics, inhibition) -> None:
+    session = kinetics if task == "enzyme_kinetics" else inhibition
+    session.reset(6)
+    session.task.naive(session)
+    naive = session.score()
+    session.reset(6)
+    session.task.expert(session)
+    expert = session.score()
+    assert expert.success and expert.raw > 0.8, expert
+    assert naive.raw < 0.05 and not naive.success, naive
+    session.reset(6)
+    session.task.expert(session)
+    assert session.score() == expert
+
+
+@pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])
+def test_a_rewound_session_scores_as_fresh_sessions(task) -> None:
+    """One session over seeds 7 then 8 then 7 against a new session per seed."""
+    rewards = []
+    with Session(task) as reused:
+        for seed in (7, 8, 7):
+            reused.reset(seed)
+            reused.task.expert(reused)
+            rewards.append(reused.score())
+    fresh = []
+    for seed in (7, 8):
+        with Session(task) as session:
+            session.reset(seed)
+            session.task.expert(session)
+            fresh.append(session.score())
+    assert rewards == [fresh[0], fresh[1], fresh[0]]
+
+
+@pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])
+@pytest.mark.parametrize("protocol", ["expert", "naive"])
+def test_nothing_the_agent_sees_reveals_hidden_truth(task, protocol, kinetics, inhibition) -> None:
+    """Statement, state and every tool result: no hidden value (5+ significant digits, in the
+    units an agent would use), no mechanism name."""
+    session = kinetics if task == "enzyme_kinetics" else inhibition
+    seen = [json.dumps(session.reset(9))]
+    getattr(session.task, protocol)(session)
+    seen.append(json.dumps(session.state()))
+    seen += [
+        json.dumps(e.get("data") or e.get("error"))
+        for e in session.lab.journal.events()
+        if "tool" in e and not e["tool"].startswith("submit_")
+    ]
+    text = " ".join(seen)
+    truth = session.lab.shared["world"].hidden_truth()
+    kinetic = {k: v for k, v in truth.items() if k.startswith("kinetics/")}
+    assert f"kinetics/{ALP}" in kinetic
+    numbers = [
+        scale * v
+        for entry in kinetic.values()
+        for v in entry.values()
+        if isinstance(v, float)
+        for scale in (1.0, 1e3, 1e6)
+    ]
+    for value in numbers:
+        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
+            if len(shown.replace(".", "").lstrip("-0")) >= 5:
+                assert shown not in text, f"hidden value {value} appears as {shown}"
+    if task == "enzyme_inhibition":
+        lowered = " ".join(seen[1:]).lower()  # the statement names all three, by design
+        assert not any(m in lowered for m in MECHANISMS)
+
+
+def test_no_submission_scores_zero(inhibition) -> None:
+    inhibition.reset(10)
+    reward = inhibition.score()
+    assert reward.raw == 0.0 and reward.total == 0.0 and not reward.success

@@ -1,0 +1,298 @@
+"""T5 indicator pKa: the mystery indicator's physics, scoring, protocols, no leaks, rewinds."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from labtools.journal import WALL_CLOCK_KEYS
+from labtools.session import Session
+from simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
+from simulators.tasks.pka_fit import base_fraction, fit_pka
+from simulators.world import Mixture, SpeciesLibrary, World
+from simulators.world.hidden_species import (
+    PKA_RANGE,
+    draw_indicator,
+    indicator_species,
+    isosbestic_nm,
+)
+
+KEY = "indicator_x"
+
+
+@pytest.fixture(scope="module")
+def session():
+    with Session("indicator_pka") as session:
+        yield session
+
+
+def _pka(session: Session) -> float:
+    return session.lab.shared["indicator"].truth["pka"]
+
+
+def _submit(session: Session, pka: float, sd: float) -> Any:
+    return session.call_tool("submit_indicator_pka", {"pka": pka, "uncertainty": sd})
+
+
+# -- the indicator's physics -------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_drawn_spectra_follow_the_two_form_model_with_an_isosbestic_point(seed) -> None:
+    truth = draw_indicator(np.random.default_rng(seed))
+    species = indicator_species(KEY, "Indicator X", truth)
+    assert PKA_RANGE[0] <= species.pka <= PKA_RANGE[1] and species.pka == truth["pka"]
+    acid, base = species.forms["acid"], species.forms["base"]
+    assert abs(acid.lambda_max_nm - base.lambda_max_nm) > 60
+    nm = np.arange(360.0, 720.0, 5.0)
+    for ph in (2.0, species.pka - 0.5, species.pka, species.pka + 1.0, 11.0):
+        f = 1.0 / (1.0 + 10.0 ** (species.pka - ph))
+        expected = (1 - f) * acid.absorptivity(nm) + f * base.absorptivity(nm)
+        assert species.absorptivity(nm, ph) == pytest.approx(expected, rel=1e-12)
+    # at pH = pKa, half and half; each form's ε at its λmax as drawn
+    midway = species.absorptivity(base.lambda_max_nm, species.pka)
+    assert midway == pytest.approx((base.epsilon + acid.absorptivity(base.lambda_max_nm)) / 2)
+    assert acid.absorptivity(acid.lambda_max_nm) == pytest.approx(truth["acid_epsilon"])
+    # the isosbestic point: one ε at every pH, between the two peaks
+    iso = isosbestic_nm(species)
+    assert iso is not None
+    low, high = sorted((acid.lambda_max_nm, base.lambda_max_nm))
+    assert low < iso < high
+    at_iso = [float(species.absorptivity(iso, ph)) for ph in np.linspace(1, 13, 13)]
+    assert max(at_iso) == pytest.approx(min(at_iso), rel=1e-3)
+    assert min(at_iso) > 0.05 * min(acid.epsilon, base.epsilon)
+
+
+def _read_constructed(session: Session, wavelengths: list[float]) -> tuple[np.ndarray, ...]:
+    """20 µM indicator (exactly) in 180 µL of each buffer, wells A1…A10 of plate_1, straight
+    into the world; readings at ``wavelengths`` less each well's empty reading. Returns the
+    buffers' real pH and the blanked OD (wells × wavelengths)."""
+    world: World = session.lab.shared["world"]
+    buffers = buffers_of(world.labels)
+    wells = [f"A{i + 1}" for i in range(len(buffers))]
+    session.call_tool("lh_move_plate", {"plate": "plate_1", "destination": "reader"}).unwrap()
+    empty = [_read(session, wells, w) for w in wavelengths]
+    for (source, _, _), well in zip(buffers, wells, strict=True):
+        mix = world.contents(source).copy().take(180.0)
+        mix.add(Mixture.solution(20.0, {KEY: 200e-6}))
+        world.fill(f"plate_1:{well}", mix)
+    filled = [_read(session, wells, w) for w in wavelengths]
+    real = np.array([world.peek(f"plate_1:{w}").ph(world.species) for w in wells])
+    return real, np.array(filled).T - np.array(empty).T
+
+
+def _read(session: Session, wells: list[str], wavelength: float) -> list[float]:
+    arguments = {"plate": "plate_1", "wells": wells, "wavelength": _nm(wavelength)}
+    values = session.call_tool("reader_read_absorbance", arguments).unwrap()["values"]
+    return [values[w] for w in wells]
+
+
+def _nm(value: float) -> dict[str, Any]:
+    return {"value": value, "unit": "nanometer"}
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_readings_at_the_base_peak_follow_henderson_hasselbalch(session, seed) -> None:
+    session.reset(seed)
+    species = session.lab.shared["world"].species[KEY]
+    base_nm = round(species.forms["base"].lambda_max_nm)
+    iso_nm = round(isosbestic_nm(species))
+    real_ph, od = _read_constructed(session, [base_nm, iso_nm])
+    labelled = np.array([ph for _, ph, _ in buffers_of(session.lab.shared["world"].labels)])
+    assert np.abs(real_ph - labelled).max() < 0.1 and np.any(real_ph != labelled)
+    # the sigmoid in numbers: A(pH) = A_acid + (A_base − A_acid) f(pH), the hidden pKa;
+    # a 200 µL Corning well holds a 0.57 cm column [reader physics]
+    f = base_fraction(real_ph, species.pka)
+    path = od[-1, 0] / (20e-6 * float(species.absorptivity(base_nm, real_ph[-1])))
+    assert 0.5 < path < 0.62
+    eps_acid = species.forms["acid"].absorptivity(np.array([base_nm]))[0]
+    eps_base = species.forms["base"].absorptivity(np.array([base_nm]))[0]
+    expected = path * 20e-6 * (eps_acid + (eps_base - eps_acid) * f)
+    assert od[:, 0] == pytest.approx(expected, abs=0.01)
+    fitted = fit_pka(od[:, :1], real_ph, scale_rounds=0).pka
+    assert fitted == pytest.approx(species.pka, abs=0.03)  # one wavelength, reader noise
+    # the isosbestic point reads the same at every pH; the base peak does not
+    assert np.ptp(od[:, 1]) < 0.01 < 0.1 < np.ptp(od[:, 0])
+
+
+def test_each_world_keeps_its_own_species_library() -> None:
+    default = SpeciesLibrary.default()
+    with pytest.raises(TypeError):
+        default.put(default["tartrazine"])
+    world = World(0)
+    assert world.species is not default and world.species["tartrazine"] is default["tartrazine"]
+    species = indicator_species(KEY, "X", draw_indicator(np.random.default_rng(0)))
+    world.species.put(species)
+    assert KEY in world.species and KEY not in default and KEY not in World(0).species
+
+
+# -- statement, submissions, scores ------------------------------------------------------------
+def test_statement_is_the_same_for_every_seed_and_the_indicator_differs(session) -> None:
+    first = session.reset(0)["task"]
+    truth = dict(session.lab.shared["indicator"].truth)
+    assert session.reset(1)["task"] == first
+    assert session.lab.shared["indicator"].truth["pka"] != truth["pka"]
+    assert "reservoir:A2" in first and "pH 2.00 ±0.02" in first and "pH 11.00 ±0.02" in first
+    for value in truth.values():
+        for text in (f"{value:.2f}", f"{value:.3g}"):
+            if len(text.replace(".", "").lstrip("0")) >= 3:
+                assert text not in first
+
+
+@pytest.mark.parametrize(
+    "arguments, code",
+    [
+        ({"pka": 15.0, "uncertainty": 0.1}, "out_of_range"),
+        ({"pka": 5.0, "uncertainty": -0.1}, "out_of_range"),
+        ({"pka": "5", "uncertainty": 0.1}, "invalid_arguments"),
+        ({"pka": 5.0}, "invalid_arguments"),
+    ],
+)
+def test_bad_submissions_are_tool_errors_and_the_episode_goes_on(session, arguments, code) -> None:
+    session.reset(2)
+    result = session.call_tool("submit_indicator_pka", arguments)
+    assert not result.ok and result.error["code"] == code, result.error
+    assert not session.done and session.task.submission is None
+    assert _submit(session, 5.0, 0.1).ok and session.terminated
+
+
+def test_scores_reward_accuracy_and_honest_uncertainty(session) -> None:
+    session.reset(3)
+    pka = _pka(session)
+    task: IndicatorPka = session.task
+
+    def raw(value: float, sd: float) -> float:
+        task.submission = {"pka": value, "uncertainty": sd}
+        return task.score(session.lab)["raw"]
+
+    assert raw(pka, 0.0) == pytest.approx(1.0)
+    assert raw(pka + 0.1, 0.0) == pytest.approx(math.exp(-1.0))  # the reference's form
+    assert raw(pka - 0.05, 0.0) == pytest.approx(math.exp(-0.5))
+    # exact with σ = 0.02: CRPS = σ(2φ(0) − 1/√π) ≈ 0.234 σ
+    assert raw(pka, 0.02) == pytest.approx(math.exp(-0.2337 * 0.02 / SCALE), rel=1e-3)
+    off = pka + 0.03  # 0.03 off: claiming 0.001 is over-confident, 0.5 under-confident
+    assert raw(off, 0.03) > raw(off, 0.001) and raw(off, 0.03) > raw(off, 0.5)
+    assert raw(pka + 1.0, 0.05) < 1e-4
+    task.submission = None
+    assert task.score(session.lab) == {"raw": 0.0}
+
+
+def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
+    task: IndicatorPka = session.task
+    for seed in (0, 1, 2):
+        session.reset(seed)
+        task.naive(session)
+        naive = session.score()
+        session.reset(seed)
+        task.expert(session)
+        expert = session.score()
+        assert expert.success and expert.raw > 0.6, expert
+        assert abs(expert.components["error"]) < 0.06
+        assert naive.raw < expert.raw and not naive.success
+    session.reset(2)
+    task.expert(session)
+    assert session.score() == expert
+
+
+@pytest.mark.parametrize("protocol", ["expert", "naive"])
+def test_nothing_the_agent_sees_reveals_hidden_truth(session, protocol) -> None:
+    """Statement, state and every tool result: no hidden value (5+ significant digits); the
+    indicator's and the buffers' truth among the hidden values."""
+    seen = [json.dumps(session.reset(7))]
+    getattr(session.task, protocol)(session)
+    seen.append(json.dumps(session.state()))
+    seen += [
+        json.dumps(e.get("data") or e.get("error"))
+        for e in session.lab.journal.events()
+        if "tool" in e
+    ]
+    text = " ".join(seen)
+    truth = session.lab.shared["world"].hidden_truth()
+    assert f"species/{KEY}" in truth and "species/buffer_ph5/ph" in truth
+    hidden = _numbers(truth)
+    for value in hidden:
+        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
+            if len(shown.replace(".", "").lstrip("-0")) >= 5:
+                assert shown not in text, f"hidden value {value} appears as {shown}"
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _numbers(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _numbers(v)]
+    if isinstance(value, float) and math.isfinite(value) and value != 0:
+        return [value]
+    return []
+
+
+# -- rewinds -----------------------------------------------------------------------------------
+def _episode(session: Session, seed: int) -> tuple[Any, list[str]]:
+    session.reset(seed)
+    session.task.expert(session)
+    events = [
+        json.dumps({k: v for k, v in e.items() if k not in WALL_CLOCK_KEYS}, sort_keys=True)
+        for e in session.lab.journal.events()
+        if "tool" in e
+    ]
+    return session.score(), events
+
+
+def test_a_rewound_session_gives_exactly_what_a_fresh_one_gives() -> None:
+    """An earlier episode on another seed fills the reader's ε cache with another indicator;
+    the rewound episode must not see it."""
+    with Session("indicator_pka") as fresh:
+        expected = _episode(fresh, 5)
+    with Session("indicator_pka") as used:
+        _episode(used, 3)
+        assert _episode(used, 5) == expected
+
+
+def test_a_rewound_lab_reads_as_a_newly_built_one() -> None:
+    calls = [
+        ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]}),
+        ("lh_transfer", _transfer(0, "reservoir:A7", "plate_1:A1", 180)),
+        ("lh_transfer", _transfer(1, "reservoir:A2", "plate_1:A1", 20)),
+        ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}),
+        (
+            "reader_read_absorbance_spectrum",
+            {
+                "plate": "plate_1",
+                "wells": ["A1"],
+                "start": _nm(400),
+                "stop": _nm(640),
+                "step": _nm(20),
+            },
+        ),
+    ]
+    task = IndicatorPka()
+    fresh = task.build_lab(9)
+    used = task.build_lab(4)
+    try:
+        pristine = used.checkpoint()
+        _run(used, calls)
+        used.rewind(pristine, seed=9)
+        for lab in (fresh, used):
+            assert lab.shared["world"].hidden_truth()[f"species/{KEY}"]
+        worlds = [lab.shared["world"] for lab in (fresh, used)]
+        assert worlds[0].species[KEY] == worlds[1].species[KEY]
+        assert worlds[0].species["buffer_ph6"].ph == worlds[1].species["buffer_ph6"].ph
+        assert _run(fresh, calls) == _run(used, calls)
+    finally:
+        fresh.close()
+        used.close()
+
+
+def _transfer(channel: int, source: str, destination: str, volume: float) -> dict[str, Any]:
+    return {
+        "channel": channel,
+        "source": source,
+        "destination": destination,
+        "volume": {"value": volume, "unit": "microliter"},
+    }
+
+
+def _run(lab: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return [json.dumps(lab.call(tool, arguments).to_dict()) for tool, arguments in calls]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 
 import anyio
 import pytest
+from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 from mcp import Client
 
 from labtools.journal import read_journal
@@ -79,33 +79,15 @@ def test_the_expert_is_scored_from_hidden_truth(session) -> None:
 
 
 @pytest.mark.parametrize("agent", ["expert", "naive", "random"])
-def test_nothing_the_agent_sees_reveals_hidden_truth(agent: str) -> None:
-    with Session(TASK) as session:
-        seen = [json.dumps(session.reset(11))]
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_nothing_the_agent_sees_reveals_hidden_truth(task: str, agent: str) -> None:
+    """Observation, state (the session's and the lab's) and every tool result, for every task
+    and agent: no hidden value with five or more significant digits (six in mM or µM)."""
+    with Session(task) as session:
+        observation = session.reset(11)
         AGENTS[agent](session, 11)
-        seen.append(json.dumps(session.state()))
-        seen += [
-            json.dumps(e.get("data") or e.get("error"))
-            for e in session.lab.journal.events()
-            if "tool" in e
-        ]
-        text = " ".join(seen)
-        hidden = _numbers(session.lab.shared["world"].hidden_truth())
-    assert hidden, "the world drew hidden values"
-    for value in hidden:
-        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
-            if len(shown.replace(".", "").lstrip("-0")) >= 5:
-                assert shown not in text, f"hidden value {value} appears as {shown}"
-
-
-def _numbers(value: object) -> list[float]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _numbers(v)]
-    if isinstance(value, list | tuple):
-        return [x for v in value for x in _numbers(v)]
-    if isinstance(value, float) and math.isfinite(value) and value != 0:
-        return [value]
-    return []
+        text = seen_by_agent(session, observation)
+        assert_not_revealed(text, hidden_numbers(session.lab.shared["world"].hidden_truth()))
 
 
 def test_an_episode_journal_replays_exactly(tmp_path) -> None:

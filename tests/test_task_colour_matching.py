@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
-
 import pytest
 
 from labtools.session import Session
@@ -119,33 +116,3 @@ def test_no_submission_scores_zero(session) -> None:
     session.reset(6)
     reward = session.score()
     assert reward.raw == 0.0 and reward.total == 0.0 and not reward.success
-
-
-@pytest.mark.parametrize("protocol", ["expert", "naive"])
-def test_nothing_the_agent_sees_reveals_hidden_truth(session, protocol) -> None:
-    """Statement, state and every tool result: no hidden value (5+ significant digits)."""
-    seen = [json.dumps(session.reset(7))]
-    getattr(session.task, protocol)(session)
-    seen.append(json.dumps(session.state()))
-    seen += [
-        json.dumps(e.get("data") or e.get("error"))
-        for e in session.lab.journal.events()
-        if "tool" in e
-    ]
-    text = " ".join(seen)
-    hidden = _numbers(session.lab.shared["world"].hidden_truth())
-    assert hidden
-    for value in hidden:
-        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
-            if len(shown.replace(".", "").lstrip("-0")) >= 5:
-                assert shown not in text, f"hidden value {value} appears as {shown}"
-
-
-def _numbers(value: object) -> list[float]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _numbers(v)]
-    if isinstance(value, list | tuple):
-        return [x for v in value for x in _numbers(v)]
-    if isinstance(value, float) and math.isfinite(value) and value != 0:
-        return [value]
-    return []

@@ -3,10 +3,10 @@ hidden truth, determinism and rewinds."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
+from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
 from simulators.tasks.enzyme_kinetics import TAU, log_term
@@ -196,32 +196,14 @@ def test_nothing_the_agent_sees_reveals_hidden_truth(task, protocol, kinetics, i
     """Statement, state and every tool result: no hidden value (5+ significant digits, in the
     units an agent would use), no mechanism name."""
     session = kinetics if task == "enzyme_kinetics" else inhibition
-    seen = [json.dumps(session.reset(9))]
+    observation = session.reset(9)
     getattr(session.task, protocol)(session)
-    seen.append(json.dumps(session.state()))
-    seen += [
-        json.dumps(e.get("data") or e.get("error"))
-        for e in session.lab.journal.events()
-        if "tool" in e and not e["tool"].startswith("submit_")
-    ]
-    text = " ".join(seen)
+    text = seen_by_agent(session, {})  # the statement names all three mechanisms, by design
     truth = session.lab.shared["world"].hidden_truth()
-    kinetic = {k: v for k, v in truth.items() if k.startswith("kinetics/")}
-    assert f"kinetics/{ALP}" in kinetic
-    numbers = [
-        scale * v
-        for entry in kinetic.values()
-        for v in entry.values()
-        if isinstance(v, float)
-        for scale in (1.0, 1e3, 1e6)
-    ]
-    for value in numbers:
-        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
-            if len(shown.replace(".", "").lstrip("-0")) >= 5:
-                assert shown not in text, f"hidden value {value} appears as {shown}"
+    assert f"kinetics/{ALP}" in truth and observation["task"]
+    assert_not_revealed(text, hidden_numbers(truth))
     if task == "enzyme_inhibition":
-        lowered = " ".join(seen[1:]).lower()  # the statement names all three, by design
-        assert not any(m in lowered for m in MECHANISMS)
+        assert not any(m in text.lower() for m in MECHANISMS)
 
 
 def test_no_submission_scores_zero(inhibition) -> None:

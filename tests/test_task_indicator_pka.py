@@ -196,36 +196,12 @@ def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
     assert session.score() == expert
 
 
-@pytest.mark.parametrize("protocol", ["expert", "naive"])
-def test_nothing_the_agent_sees_reveals_hidden_truth(session, protocol) -> None:
-    """Statement, state and every tool result: no hidden value (5+ significant digits); the
-    indicator's and the buffers' truth among the hidden values."""
-    seen = [json.dumps(session.reset(7))]
-    getattr(session.task, protocol)(session)
-    seen.append(json.dumps(session.state()))
-    seen += [
-        json.dumps(e.get("data") or e.get("error"))
-        for e in session.lab.journal.events()
-        if "tool" in e
-    ]
-    text = " ".join(seen)
+def test_the_hidden_indicator_and_buffers_are_in_the_leak_search(session) -> None:
+    """The generic leak test (test_session.py) searches the world's hidden truth: make sure the
+    indicator's parameters and the buffers' real pH values are part of it."""
+    session.reset(7)
     truth = session.lab.shared["world"].hidden_truth()
     assert f"species/{KEY}" in truth and "species/buffer_ph5/ph" in truth
-    hidden = _numbers(truth)
-    for value in hidden:
-        for shown in {repr(value), f"{value:.6g}", f"{value:.5g}"}:
-            if len(shown.replace(".", "").lstrip("-0")) >= 5:
-                assert shown not in text, f"hidden value {value} appears as {shown}"
-
-
-def _numbers(value: object) -> list[float]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _numbers(v)]
-    if isinstance(value, list | tuple):
-        return [x for v in value for x in _numbers(v)]
-    if isinstance(value, float) and math.isfinite(value) and value != 0:
-        return [value]
-    return []
 
 
 # -- rewinds -----------------------------------------------------------------------------------

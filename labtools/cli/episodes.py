@@ -65,7 +65,8 @@ def _eval(args: argparse.Namespace) -> int:
             cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
             print(
                 f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
-                f"mean reward {report.mean_reward:.3f}  pass^{report.k} {report.pass_k:.3f}  "
+                f"mean reward {report.mean_reward:.3f} (normalised "
+                f"{report.mean_normalized:.3f})  pass^{report.k} {report.pass_k:.3f}  "
                 f"mean raw {report.mean_raw:.3f}  cost: {cost}"
             )
     return 0

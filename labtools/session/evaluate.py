@@ -24,6 +24,7 @@ class EvalReport:
     mean_reward: float
     pass_k: float
     k: int
+    mean_normalized: float
     mean_raw: float
     mean_cost: dict[str, float]
 
@@ -59,6 +60,7 @@ def evaluate(
         mean_reward=statistics.fmean(r.total for r in rewards),
         pass_k=pass_hat_k(successes, len(rewards), k),
         k=k,
+        mean_normalized=statistics.fmean(r.normalized * r.validity for r in rewards),
         mean_raw=statistics.fmean(r.raw for r in rewards),
         mean_cost={key: statistics.fmean(c[key] for c in costs) for key in costs[0]},
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("core", "liquid_handler", "plate_reader", "spectrometer", "mcp", "sessions")
+MODULES = ("core", "liquid_handler", "plate_reader", "spectrometer", "mcp", "rewind", "sessions")
 
 for name in MODULES:
     print(f"\n=== bench.{name} ===", flush=True)

@@ -7,6 +7,16 @@
 from labtools.session.budget import Budget, Usage
 from labtools.session.reward import Anchors, Reward, pass_hat_k
 from labtools.session.session import Session, load_task
-from labtools.session.task import Task
+from labtools.session.task import Submitted, Task
 
-__all__ = ["Anchors", "Budget", "Reward", "Session", "Task", "Usage", "load_task", "pass_hat_k"]
+__all__ = [
+    "Anchors",
+    "Budget",
+    "Reward",
+    "Session",
+    "Submitted",
+    "Task",
+    "Usage",
+    "load_task",
+    "pass_hat_k",
+]

@@ -11,6 +11,8 @@ from abc import abstractmethod
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from typing_extensions import TypedDict
+
 from labtools.instrument import Instrument
 from labtools.lab import Lab
 from labtools.session.budget import Budget
@@ -19,7 +21,13 @@ from labtools.session.reward import Anchors
 if TYPE_CHECKING:
     from labtools.session.session import Session
 
-__all__ = ["Task"]
+__all__ = ["Submitted", "Task"]
+
+
+class Submitted(TypedDict):
+    """What a submit tool answers: the submission was taken (the episode ends)."""
+
+    received: bool
 
 
 class Task(Instrument):

@@ -15,7 +15,7 @@ from typing_extensions import TypedDict
 
 from labtools.demo.labels import label_micromolar
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Task
+from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import CONCENTRATION, Concentration, magnitude
 from simulators.tasks.scripting import caller, nm, ul
@@ -47,10 +47,6 @@ class DyeAmounts(TypedDict):
     sunset_yellow: Concentration
     allura_red: Concentration
     brilliant_blue: Concentration
-
-
-class Submitted(TypedDict):
-    received: bool
 
 
 class DyeQuantification(Task):

@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Task
+from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, RateConstant, magnitude
 from simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
@@ -41,10 +41,6 @@ TAU = 0.2
 PROBABILITY_SLACK = 0.01
 #: Km a chemist looks up for the naive protocol: mammalian ALP with pNPP at pH 10 [L]
 LITERATURE_KM_M = 0.5e-3
-
-
-class Submitted(TypedDict):
-    received: bool
 
 
 class Mechanism(TypedDict):
@@ -70,6 +66,19 @@ def _positive(value: float, name: str, unit: str) -> float:
     return value
 
 
+#: what both enzyme tasks tell the agent about the assay (their own goal and submission follow)
+ASSAY = (
+    "Alkaline phosphatase hydrolyses p-nitrophenyl phosphate (pNPP) to p-nitrophenol, whose "
+    "anion is yellow (read it at 405 nm; at pH 10 it is fully ionised). Measure the enzyme's "
+    "Michaelis constant Km for pNPP and its turnover number kcat (per active site) in the pH 10 "
+    "carbonate buffer. The reservoir holds water (A1), the buffer (A2), pNPP (A3), a "
+    "p-nitrophenol standard (A4) and the enzyme (A5); their labels (lh_get_deck) give the "
+    "concentrations, the enzyme's as active sites. Plates plate_1 and plate_2 (Corning 96 flat) "
+    "are free. Reactions run while time passes: reader_read_absorbance_kinetic reads wells "
+    "repeatedly."
+)
+
+
 class EnzymeKinetics(Task):
     id = "enzyme_kinetics"
     title = "Measure Km and kcat of alkaline phosphatase with pNPP"
@@ -84,16 +93,8 @@ class EnzymeKinetics(Task):
 
     def statement(self, lab: Lab) -> str:
         return (
-            "Alkaline phosphatase hydrolyses p-nitrophenyl phosphate (pNPP) to p-nitrophenol, "
-            "whose anion is yellow (read it at 405 nm; at pH 10 it is fully ionised). Measure "
-            "the enzyme's Michaelis constant Km for pNPP and its turnover number kcat (per "
-            "active site) in the pH 10 carbonate buffer. The reservoir holds water (A1), the "
-            "buffer (A2), pNPP (A3), a p-nitrophenol standard (A4) and the enzyme (A5); their "
-            "labels (lh_get_deck) give the concentrations, the enzyme's as active sites. "
-            "Plates plate_1 and plate_2 (Corning 96 flat) are free. Reactions run while time "
-            "passes: reader_read_absorbance_kinetic reads wells repeatedly. Submit once with "
-            f"submit_{self.id}. Reward: exp(−ln²(K̂m/Km)/2τ²)·exp(−ln²(k̂cat/kcat)/2τ²) with "
-            f"τ = {TAU}."
+            f"{ASSAY} Submit once with submit_{self.id}. Reward: "
+            f"exp(−ln²(K̂m/Km)/2τ²)·exp(−ln²(k̂cat/kcat)/2τ²) with τ = {TAU}."
         )
 
     @tool(name="submit_enzyme_kinetics", destructive=True)
@@ -138,12 +139,13 @@ class EnzymeKinetics(Task):
         ).unwrap()
 
 
-class EnzymeInhibition(EnzymeKinetics):
+class EnzymeInhibition(Task):
     id = "enzyme_inhibition"
     title = "Find an inhibitor's mechanism and Ki, with the enzyme's Km and kcat"
     config = "enzyme_inhibition_lab.toml"
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
-    #: as above, measured the same way
+    #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
+    #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.0002, expert=0.9730, seeds="1000-1049")
 
     def prepare(self, lab: Lab, seed: int) -> None:
@@ -153,8 +155,7 @@ class EnzymeInhibition(EnzymeKinetics):
 
     def statement(self, lab: Lab) -> str:
         return (
-            super().statement(lab).split(" Submit once", 1)[0]
-            + " The reservoir also holds inhibitor X (A6), a reversible inhibitor of the "
+            f"{ASSAY} The reservoir also holds inhibitor X (A6), a reversible inhibitor of the "
             "enzyme: find whether it is competitive, noncompetitive (pure: one Ki for free "
             "enzyme and enzyme–substrate complex alike) or uncompetitive, and its inhibition "
             "constant Ki. Submit once with submit_enzyme_inhibition: Km, kcat, Ki and a "
@@ -164,7 +165,7 @@ class EnzymeInhibition(EnzymeKinetics):
         )
 
     @tool(name="submit_enzyme_inhibition", destructive=True)
-    async def submit(  # type: ignore[override]
+    async def submit(
         self,
         km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.")],
         kcat: Annotated[RateConstant, Arg("Turnover number per active site, > 0.")],

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from typing_extensions import TypedDict
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Task
+from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Range
 from simulators.tasks.pka_fit import fit_pka, rss_profile
@@ -53,10 +52,6 @@ class PkaLimits:
 
     pka: Range = Range(0.0, 14.0)
     uncertainty: Range = Range(0.0, 14.0)
-
-
-class Submitted(TypedDict):
-    received: bool
 
 
 class IndicatorPka(Task):

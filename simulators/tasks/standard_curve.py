@@ -15,12 +15,11 @@ import math
 from typing import Annotated
 
 import numpy as np
-from typing_extensions import TypedDict
 
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Task
+from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude
 from simulators.tasks.scripting import caller, nm, ul
@@ -36,10 +35,6 @@ RANGE_UM = (20.0, 400.0)  # the unknown's prior (log-uniform), as in virtual_lab
 #: twice the expert protocol's stated standard uncertainty (2–4 %): an honest expert keeps
 #: ~0.8–0.9, a point guess 5 % off keeps e^−1, one 20 % off keeps 2 %
 SCALE = 0.05
-
-
-class Submitted(TypedDict):
-    received: bool
 
 
 class StandardCurve(Task):

@@ -8,11 +8,8 @@ import pytest
 
 from labtools.errors import UnitError
 from labtools.units import (
-    CONCENTRATION,
-    DURATION,
-    FLOW_RATE,
+    DIMENSIONS,
     FREQUENCY,
-    LENGTH,
     RATE_CONSTANT,
     TEMPERATURE,
     VOLUME,
@@ -173,20 +170,7 @@ def test_conversions_across_prefixes(value: float, unit: str, target: str, expec
     assert math.isclose(Quantity(value, unit).m_as(target), expected, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "dim",
-    [
-        VOLUME,
-        LENGTH,
-        WAVELENGTH,
-        DURATION,
-        TEMPERATURE,
-        FLOW_RATE,
-        CONCENTRATION,
-        FREQUENCY,
-        RATE_CONSTANT,
-    ],
-)
+@pytest.mark.parametrize("dim", list(DIMENSIONS.values()), ids=list(DIMENSIONS))
 def test_enum_units_are_pint_names_of_the_right_dimension(dim) -> None:
     lowered = [u.lower() for u in dim.units]
     assert len(set(lowered)) == len(lowered), "no units that differ only by case"

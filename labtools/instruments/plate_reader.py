@@ -168,13 +168,9 @@ class PlateReader(Instrument):
         grid = [round(low + i * by, 6) for i in range(count)]
         chosen = self._choose_wells(plate, wells)
         spectra = await self._read_absorbance_spectrum(plate, chosen, grid)
+        shown, saturated = _series(spectra)
         peaks: dict[str, SpectrumPeak] = {}
-        saturated: list[str] = []
-        shown: dict[str, list[float | None]] = {}
-        for well, values in spectra.items():
-            shown[well] = [round(v, 4) if math.isfinite(v) else None for v in values]
-            if any(v is None for v in shown[well]):
-                saturated.append(well)
+        for well in shown:
             finite = [v if v is not None else -math.inf for v in shown[well]]
             best = max(range(count), key=finite.__getitem__)
             peaks[well] = {
@@ -226,10 +222,7 @@ class PlateReader(Instrument):
             plate, chosen, magnitude(wavelength, NM), magnitude(interval, "second"), reads
         )
         times = [round(t, 3) for t in times]
-        shown = {
-            w: [round(v, 4) if math.isfinite(v) else None for v in values]
-            for w, values in series.items()
-        }
+        shown, saturated = _series(series)
         handle = self.data.put(
             {
                 "plate": plate,
@@ -248,7 +241,7 @@ class PlateReader(Instrument):
             "values": shown if inline else {},
             "slopes": {w: _slope_per_minute(times, v) for w, v in shown.items()},
             "slope_unit": "OD/min",
-            "saturated": [w for w, v in shown.items() if None in v],
+            "saturated": saturated,
             "data": handle,
         }
 
@@ -364,6 +357,14 @@ def _slope_per_minute(times: list[float], values: list[float | None]) -> float |
         return None
     slope = sum((t - mean_t) * (v - mean_v) for t, v in points) / spread
     return round(60.0 * slope, 6)
+
+
+def _series(
+    values: dict[str, list[float]],
+) -> tuple[dict[str, list[float | None]], list[str]]:
+    """Each well's readings rounded to 0.1 mOD, ``None`` where saturated; the wells with any."""
+    shown = {w: [round(v, 4) if math.isfinite(v) else None for v in vs] for w, vs in values.items()}
+    return shown, [w for w, vs in shown.items() if None in vs]
 
 
 def _split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list[str]]:

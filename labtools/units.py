@@ -69,8 +69,9 @@ class Dimension:
     #: (hertz → revolutions per minute picks up a factor 2π)
     refused: tuple[str, ...] = ()
 
-    def json_schema(self, description: str | None = None) -> dict[str, Any]:
-        schema: dict[str, Any] = {
+    def json_schema(self) -> dict[str, Any]:
+        """The ``{value, unit}`` object, its unit enum this dimension's units only."""
+        return {
             "type": "object",
             "properties": {
                 "value": {"type": "number", "description": "Magnitude, in `unit`."},
@@ -79,12 +80,6 @@ class Dimension:
             "required": ["value", "unit"],
             "additionalProperties": False,
         }
-        if description:
-            schema["description"] = description
-        return schema
-
-    def unit(self, name: str) -> pint.Unit:
-        return _unit(name)
 
     def from_json(self, value: float, unit: str) -> pint.Quantity:
         """Build a quantity from an already schema-checked ``{value, unit}`` pair."""

@@ -15,7 +15,7 @@ steps run on a lab (the demo) or through a grounded-reward session (the standard
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from labtools.demo.analysis import StandardCurve
@@ -54,24 +54,12 @@ class Transcript:
     lab: Lab
     echo: Callable[[str], None] = print
     calls: int = 0
-    lines: list[str] = field(default_factory=list)
 
     def __call__(self, name: str, **arguments: Any) -> dict[str, Any]:
         result: ToolResult = self.lab.call(name, arguments)
         self.calls += 1
-        line = f"{self.calls:>4} {name}({_brief(arguments)}) -> {_brief_result(result)}"
-        self.lines.append(line)
-        self.echo(line)
+        self.echo(f"{self.calls:>4} {name}({_brief(arguments)}) -> {_brief_result(result)}")
         return result.unwrap()
-
-    def attempt(self, name: str, **arguments: Any) -> ToolResult:
-        """A call whose refusal the protocol handles itself."""
-        result = self.lab.call(name, arguments)
-        self.calls += 1
-        line = f"{self.calls:>4} {name}({_brief(arguments)}) -> {_brief_result(result)}"
-        self.lines.append(line)
-        self.echo(line)
-        return result
 
 
 @dataclass

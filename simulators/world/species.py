@@ -187,6 +187,3 @@ class SpeciesLibrary:
 
     def keys(self) -> list[str]:
         return list(self._species)
-
-    def of_kind(self, kind: str) -> list[str]:
-        return [k for k, s in self._species.items() if s.kind == kind]

@@ -19,18 +19,18 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.drivers.pylabrobot.trackers import enable_tracking
+from labtools.simulators.deck import build_deck, virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
 
 from bench.timing import restore_sigint, row
-from drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from drivers.pylabrobot.trackers import enable_tracking
 from labtools import Lab
 from labtools.units import Quantity
-from simulators.deck import build_deck, virtual_deck
-from simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from simulators.world import World
 
 WELL = "plate_1:A1"
 VOLUME_UL = 100.0

@@ -10,10 +10,11 @@ import gc
 import time
 import tracemalloc
 
+from labtools.simulators.tasks import TASKS
+
 from bench.timing import restore_sigint, row
 from labtools.session import Session
 from labtools.session.evaluate import run_episode
-from simulators.tasks import TASKS
 
 
 def _episodes_per_minute(task: str, seconds: float = 6.0) -> tuple[float, float]:

@@ -13,11 +13,12 @@ import statistics
 import time
 from collections.abc import Callable
 
+from labtools.drivers.ocean import OBPSpectrometer
+from labtools.simulators.spectrometer import OBPEmulator, OBPSocketServer, virtual_spectrometer
+from labtools.simulators.world import Mixture, World
+
 from bench.timing import restore_sigint
-from drivers.ocean import OBPSpectrometer
 from labtools import Lab
-from simulators.spectrometer import OBPEmulator, OBPSocketServer, virtual_spectrometer
-from simulators.world import Mixture, World
 
 INTEGRATION_MS = (10, 50, 100)
 REPEATS = 25

@@ -5,20 +5,20 @@ seed = 0                                   # top-level values, overridable by La
 clock = "@world.clock"                     # optional: an object with now() -> seconds
 
 [shared.world]                             # shared objects, built in order
-class = "simulators.world:World"
+class = "labtools.simulators.world:World"
 seed = "@seed"
 
 [shared.reader_backend]
-class = "simulators.plate_reading:PhysicsPlateReaderBackend"
+class = "labtools.simulators.plate_reading:PhysicsPlateReaderBackend"
 world = "@world"
 
 [shared.deck]
-class = "simulators.deck:virtual_deck"
+class = "labtools.simulators.deck:virtual_deck"
 world = "@world"
 reader_backend = "@reader_backend"
 
 [instruments.reader]                       # each instrument gets name="reader"
-class = "drivers.pylabrobot.plate_reader:PLRPlateReader"
+class = "labtools.drivers.pylabrobot.plate_reader:PLRPlateReader"
 reader = "@deck.reader"
 ```
 

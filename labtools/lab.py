@@ -82,7 +82,7 @@ class Lab:
     def virtual(cls, seed: int = 0, *, journal: Journal | str | Path | None = None) -> Lab:
         """The built-in virtual lab (liquid handler ``lh``, plate reader ``reader``,
         spectrometer ``spec``), its hidden truth drawn from ``seed``."""
-        config = resources.files("simulators").joinpath("virtual_lab.toml")
+        config = resources.files("labtools.simulators").joinpath("virtual_lab.toml")
         with resources.as_file(config) as path:
             lab = cls.load(path, journal=journal, seed=seed)
         lab.connect()  # simulators connect in microseconds; the state is then stable

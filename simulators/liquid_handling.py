@@ -1,11 +1,11 @@
 """A PyLabRobot liquid-handler backend with physics: the virtual liquid handler's hardware.
 
 It plugs in below PLR's ``LiquidHandler`` (so the same adapter drives it as drives a real
-robot) and acts on the :class:`~simulators.world.World`: liquid and its composition move from
-the source container into the tip and on into the destination, as the world's mixtures.
+robot) and acts on the :class:`~labtools.simulators.world.World`: liquid and its composition
+move from the source container into the tip and on into the destination, as the world's mixtures.
 
-- **Delivery error** per channel, ISO 8655-shaped (:mod:`simulators.pipetting`); noise from the
-  world's ``"lh"`` stream only. An aspiration draws ``V_del / (1 − f)`` so that a fresh tip,
+- **Delivery error** per channel, ISO 8655-shaped (:mod:`labtools.simulators.pipetting`); noise from
+  the world's ``"lh"`` stream only. An aspiration draws ``V_del / (1 − f)`` so that a fresh tip,
   emptied, delivers ``V_del`` and keeps a film of ``f`` × what it drew.
 - **Carry-over**: the film stays in the tip; reusing the tip carries it into the next dispense.
   Tips dropped in the trash take their contents to the world's ``"trash"`` container; tips put
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
+from labtools.simulators.world import Mixture, World
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.liquid_handling.standard import (
     Drop,
@@ -42,9 +44,6 @@ from pylabrobot.liquid_handling.standard import (
 )
 from pylabrobot.resources import Container, ItemizedResource, Tip, Trash
 from pylabrobot.resources.errors import NoTipError
-
-from simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
-from simulators.world import Mixture, World
 
 __all__ = ["BackendSnapshot", "PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
 
@@ -96,10 +95,10 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     """Independent channels with ISO 8655-shaped errors acting on a world.
 
     ``channel_class``: the ISO 8655-2 nominal volume (µL) whose limits the channels are drawn to
-    meet (a key of :data:`simulators.pipetting.ISO_8655_2`). The default, 200, holds the 300 µL-tip
-    channel of the virtual deck to the 200 µL row (±1.6 µL, SD 0.6 µL), the nearest tabulated
-    nominal at or below the tip. Channel parameters are hidden truth ``lh/channel<i>`` and the
-    film fraction ``lh/film_fraction``, drawn once per seed (again when the world is reset).
+    meet (a key of :data:`labtools.simulators.pipetting.ISO_8655_2`). The default, 200, holds the
+    300 µL-tip channel of the virtual deck to the 200 µL row (±1.6 µL, SD 0.6 µL), the nearest
+    tabulated nominal at or below the tip. Channel parameters are hidden truth ``lh/channel<i>``
+    and the film fraction ``lh/film_fraction``, drawn once per seed (again when the world is reset).
     """
 
     _num_arms = 1

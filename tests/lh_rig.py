@@ -8,14 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.simulators.deck import virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 
-from drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools import Lab
 from labtools.result import ToolResult
-from simulators.deck import virtual_deck
-from simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from simulators.world import World
 
 UL = "microliter"
 TARTRAZINE = {

@@ -49,7 +49,7 @@ def test_configuration_errors_say_what_is_wrong(raw: dict, message: str) -> None
 def test_the_virtual_lab_config_builds_a_world_shared_by_all_instruments() -> None:
     from importlib import resources
 
-    with resources.as_file(resources.files("simulators") / "virtual_lab.toml") as path:
+    with resources.as_file(resources.files("labtools.simulators") / "virtual_lab.toml") as path:
         config = load_config(path, seed=4)
     world = config.shared["world"]
     assert world.seed == 4 and config.clock is world.clock

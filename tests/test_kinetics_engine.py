@@ -12,9 +12,8 @@ import math
 
 import numpy as np
 import pytest
-
-from simulators.world import Mixture, World
-from simulators.world.kinetics import KineticsData, apparent_constants, converted
+from labtools.simulators.world import Mixture, World
+from labtools.simulators.world.kinetics import KineticsData, apparent_constants, converted
 
 ALP, PNPP, PNP, INHIBITOR = "alkaline_phosphatase", "pnpp", "p_nitrophenol", "inhibitor_x"
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from labtools.drivers.ocean import OBPError, OBPSpectrometer
+from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.protocol import Checksum, Flag, OBPMessage
 
-from drivers.ocean import OBPError, OBPSpectrometer
-from drivers.ocean import messages as m
-from drivers.ocean.protocol import Checksum, Flag, OBPMessage
 from labtools import Lab
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, Timeout
 from labtools.transport.testing import TIMEOUT, expected_protocol
@@ -277,8 +277,8 @@ def test_reply_codec_errors_are_instrument_errors() -> None:
 
 def test_a_recorded_session_replays_against_the_driver() -> None:
     """Record traffic with the emulator, replay it strictly: golden traffic for the driver."""
-    from simulators.spectrometer import virtual_spectrometer
-    from simulators.world import Mixture, World
+    from labtools.simulators.spectrometer import virtual_spectrometer
+    from labtools.simulators.world import Mixture, World
 
     def session(lab: Lab) -> list[float]:
         lab.call("spec_set_integration_time", {"time": {"value": 40, "unit": "millisecond"}})

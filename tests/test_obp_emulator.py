@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from drivers.ocean import messages as m
-from drivers.ocean.protocol import Checksum, Flag, OBPMessage, decode
-from simulators.spectrometer import OBPEmulator
-from simulators.world import Mixture, World
+from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.protocol import Checksum, Flag, OBPMessage, decode
+from labtools.simulators.spectrometer import OBPEmulator
+from labtools.simulators.world import Mixture, World
 
 
 def make(model: str = "FLAME-S", seed: int = 0) -> OBPEmulator:

@@ -12,9 +12,8 @@ import struct
 
 import numpy as np
 import pytest
-
-from drivers.ocean import messages as m
-from drivers.ocean.protocol import (
+from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.protocol import (
     Checksum,
     Flag,
     FramingError,

@@ -9,11 +9,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from labtools.drivers.ocean import OBPSpectrometer
+from labtools.simulators.spectrometer import OBPEmulator, OBPSocketServer
+from labtools.simulators.world import Mixture, World
 
-from drivers.ocean import OBPSpectrometer
 from labtools import Lab
-from simulators.spectrometer import OBPEmulator, OBPSocketServer
-from simulators.world import Mixture, World
 
 MS = "millisecond"
 
@@ -59,7 +59,7 @@ def test_absorbance_over_tcp(server: OBPSocketServer, world: World, kind: str) -
 
 def test_socket_and_in_process_give_the_same_bytes() -> None:
     """Determinism across transports: the same seed and calls ⇒ identical spectra."""
-    from simulators.spectrometer import virtual_spectrometer
+    from labtools.simulators.spectrometer import virtual_spectrometer
 
     spectra = []
     for remote in (False, True):

@@ -8,10 +8,9 @@ import statistics
 
 import numpy as np
 import pytest
+from labtools.simulators.liquid_handling import Timing
+from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel
 from lh_rig import Rig, rig, ul
-
-from simulators.liquid_handling import Timing
-from simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel
 
 EMPTY_WELLS = [f"plate_{p}:{r}{c}" for p in (1, 2) for c in range(1, 13) for r in "ABCDEFGH"]
 

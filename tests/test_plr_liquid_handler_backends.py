@@ -8,15 +8,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.simulators.deck import virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 from lh_rig import rig, ul
 from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
 from pylabrobot.liquid_handling.backends.hamilton.STAR_chatterbox import STARChatterboxBackend
 
-from drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.config import build_config
-from simulators.deck import virtual_deck
-from simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from simulators.world import World
 
 
 def test_chatterbox_backend_drives_the_same_tools(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,7 +122,7 @@ def test_builds_from_a_lab_configuration() -> None:
         "clock": "@world.clock",
         "shared": {
             "world": {
-                "class": "simulators.world:World",
+                "class": "labtools.simulators.world:World",
                 "seed": "@seed",
                 "stocks": [
                     {
@@ -135,7 +135,7 @@ def test_builds_from_a_lab_configuration() -> None:
                 ],
             },
             "deck": {
-                "class": "simulators.deck:virtual_deck",
+                "class": "labtools.simulators.deck:virtual_deck",
                 "world": "@world",
                 "reader_backend": {
                     "class": "pylabrobot.plate_reading:PlateReaderChatterboxBackend"
@@ -144,11 +144,11 @@ def test_builds_from_a_lab_configuration() -> None:
         },
         "instruments": {
             "lh": {
-                "class": "drivers.pylabrobot.liquid_handler:PLRLiquidHandler",
+                "class": "labtools.drivers.pylabrobot.liquid_handler:PLRLiquidHandler",
                 "deck": "@deck.deck",
                 "labels": "@world.labels",
                 "backend": {
-                    "class": "simulators.liquid_handling:PhysicsLiquidHandlerBackend",
+                    "class": "labtools.simulators.liquid_handling:PhysicsLiquidHandlerBackend",
                     "world": "@world",
                     "num_channels": 8,
                     "channel_class": 200,

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
+from labtools.drivers.pylabrobot.reader_calls import ReadCalls
 from pylabrobot.plate_reading import (
     CLARIOstarBackend,
     CytationBackend,
@@ -24,8 +26,6 @@ from pylabrobot.plate_reading.molecular_devices import ReadMode, ReadType
 from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from reader_rig import nm
 
-from drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
-from drivers.pylabrobot.reader_calls import ReadCalls
 from labtools import Lab
 
 

@@ -7,6 +7,8 @@ from dataclasses import replace
 
 import anyio
 import pytest
+from labtools.simulators.tasks import TASKS
+from labtools.simulators.tasks.dye_quantification import DyeQuantification
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 from mcp import Client
 
@@ -15,8 +17,6 @@ from labtools.session import Session
 from labtools.session.agents import AGENTS
 from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
 from labtools.session.replay import replay
-from simulators.tasks import TASKS
-from simulators.tasks.dye_quantification import DyeQuantification
 
 TASK = "dye_quantification"
 

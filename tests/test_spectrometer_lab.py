@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from labtools.drivers.ocean import OBPSpectrometer
+from labtools.simulators.spectrometer import virtual_spectrometer
+from labtools.simulators.world import Mixture, World
 
-from drivers.ocean import OBPSpectrometer
 from labtools import Lab
-from simulators.spectrometer import virtual_spectrometer
-from simulators.world import Mixture, World
 
 MS = "millisecond"
 
@@ -17,11 +17,11 @@ CONFIG = """
 seed = 3
 
 [shared.world]
-class = "simulators.world:World"
+class = "labtools.simulators.world:World"
 seed = "@seed"
 
 [instruments.spec]
-class = "simulators.spectrometer:virtual_spectrometer"
+class = "labtools.simulators.spectrometer:virtual_spectrometer"
 world = "@world"
 model = "FLAME-S"
 """

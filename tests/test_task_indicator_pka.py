@@ -8,18 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from labtools.journal import WALL_CLOCK_KEYS
-from labtools.session import Session
-from simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
-from simulators.tasks.pka_fit import base_fraction, fit_pka
-from simulators.world import Mixture, SpeciesLibrary, World
-from simulators.world.hidden_species import (
+from labtools.simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
+from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka
+from labtools.simulators.world import Mixture, SpeciesLibrary, World
+from labtools.simulators.world.hidden_species import (
     PKA_RANGE,
     draw_indicator,
     indicator_species,
     isosbestic_nm,
 )
+
+from labtools.journal import WALL_CLOCK_KEYS
+from labtools.session import Session
 
 KEY = "indicator_x"
 

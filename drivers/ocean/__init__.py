@@ -1,10 +1,10 @@
 """Ocean spectrometers over the Ocean Binary Protocol (OBP), written from the published
 protocol: facade → device models → commands → framing → transport."""
 
-from drivers.ocean.link import OBPError, OBPLink
-from drivers.ocean.models import MODELS, DeviceModel, get_model
-from drivers.ocean.protocol import Checksum, Flag, OBPMessage
-from drivers.ocean.spectrometer import OBPSpectrometer
+from labtools.drivers.ocean.link import OBPError, OBPLink
+from labtools.drivers.ocean.models import MODELS, DeviceModel, get_model
+from labtools.drivers.ocean.protocol import Checksum, Flag, OBPMessage
+from labtools.drivers.ocean.spectrometer import OBPSpectrometer
 
 __all__ = [
     "MODELS",

@@ -13,8 +13,8 @@ import logging
 import threading
 from typing import Any, TypeVar
 
-from drivers.ocean.messages import Command
-from drivers.ocean.protocol import (
+from labtools.drivers.ocean.messages import Command
+from labtools.drivers.ocean.protocol import (
     HEADER_SIZE,
     Checksum,
     Flag,
@@ -22,6 +22,7 @@ from drivers.ocean.protocol import (
     bytes_remaining,
     decode,
 )
+
 from labtools.errors import InstrumentError, Timeout, ToolError
 from labtools.transport import Transport
 

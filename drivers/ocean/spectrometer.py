@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.link import OBPLink
+from labtools.drivers.ocean.models import DeviceModel, get_model
+from labtools.drivers.ocean.protocol import Checksum
 
-from drivers.ocean import messages as m
-from drivers.ocean.link import OBPLink
-from drivers.ocean.models import DeviceModel, get_model
-from drivers.ocean.protocol import Checksum
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed
 from labtools.instruments.spectrometer import Spectrometer, SpectrometerSnapshot
 from labtools.transport import Transport, make_transport
@@ -39,7 +39,8 @@ class OBPSpectrometer(Spectrometer):
     ``"socket://127.0.0.1:5000"``, ``"TCPIP::127.0.0.1::5000::SOCKET"`` or ``"/dev/ttyUSB0"``,
     or a mapping ``{"uri": …, "timeout": …, …}``. A transport given as an object stays the
     caller's (not closed by :meth:`stop`); one opened from a URI or mapping is closed.
-    ``model``: a key of :data:`drivers.ocean.models.MODELS` (``"FLAME-S"``, ``"STS"``, ``"ST"``).
+    ``model``: a key of :data:`labtools.drivers.ocean.models.MODELS` (``"FLAME-S"``, ``"STS"``,
+    ``"ST"``).
     ``md5``: put MD5 checksums on outgoing messages. ``timeout``: seconds to wait for a reply,
     on top of the exposure time.
 

@@ -1,7 +1,8 @@
 """The labtools liquid-handler tools on a PyLabRobot (0.2.2) ``LiquidHandler``.
 
 Any PLR liquid-handler backend slots in: Hamilton STAR/Vantage, Tecan EVO, Opentrons OT-2, the
-chatterbox, or the physics simulator ``simulators.liquid_handling:PhysicsLiquidHandlerBackend``.
+chatterbox, or the physics simulator
+``labtools.simulators.liquid_handling:PhysicsLiquidHandlerBackend``.
 Every call is checked against PLR's beliefs (tracked volumes, mounted tips) before PLR sees it, so
 a rejected call changes nothing; if PLR or the backend fails anyway, the touched trackers are
 restored and PLR's exception becomes a typed tool error.
@@ -9,11 +10,13 @@ restored and PLR's exception becomes a typed tool error.
 Configuration (TOML), e.g.::
 
     [instruments.lh]
-    class = "drivers.pylabrobot.liquid_handler:PLRLiquidHandler"
+    class = "labtools.drivers.pylabrobot.liquid_handler:PLRLiquidHandler"
     deck = "@deck.deck"
     labels = "@world.labels"
-    backend = { class = "simulators.liquid_handling:PhysicsLiquidHandlerBackend", world = "@world" }
     tip_types = { tip_300ul = [1, 300], tip_1000ul = [10, 1000] }
+    [instruments.lh.backend]
+    class = "labtools.simulators.liquid_handling:PhysicsLiquidHandlerBackend"
+    world = "@world"
 """
 
 from __future__ import annotations
@@ -25,16 +28,16 @@ from types import MappingProxyType
 from typing import Any
 
 import pint
+from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
+from labtools.drivers.pylabrobot.deck_view import DeckView
+from labtools.drivers.pylabrobot.errors import tool_error
+from labtools.drivers.pylabrobot.geometry import dead_volume_ul
+from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
+from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.resources import Container, Deck, Tip, TipRack
 
-from drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
-from drivers.pylabrobot.deck_view import DeckView
-from drivers.pylabrobot.errors import tool_error
-from drivers.pylabrobot.geometry import dead_volume_ul
-from drivers.pylabrobot.snapshot import HandlerSnapshot
-from drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from labtools.errors import (
     InstrumentError,
     Interlock,

@@ -4,7 +4,7 @@ What an episode changes: every container's volume tracker, every tip spot's tip,
 tips (with the tips' volumes), where each plate sits (``move_plate``), the gripper and the order
 of the deck's name index. Saved as references and values, not through PLR's
 ``serialize_all_state``/``load_all_state``: those cost tens of ms on the virtual deck and, in
-0.2.2, empty a mounted tip (see :mod:`drivers.pylabrobot.trackers`, whose private-attribute
+0.2.2, empty a mounted tip (see :mod:`labtools.drivers.pylabrobot.trackers`, whose private-attribute
 access pins PLR to 0.2.2 here too).
 
 Plates go back by re-parenting them directly: PLR's ``assign_child_resource`` checks every name
@@ -16,11 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labtools.drivers.pylabrobot.trackers import (
+    TipState,
+    TrackerSnapshot,
+    clear_tip,
+    restore_tip,
+    tip_state,
+)
 from pylabrobot.liquid_handling import LiquidHandler
 from pylabrobot.resources import Container, Coordinate, Plate, Resource, TipSpot
 from pylabrobot.resources.tip_tracker import TipTracker
-
-from drivers.pylabrobot.trackers import TipState, TrackerSnapshot, clear_tip, restore_tip, tip_state
 
 __all__ = ["HandlerSnapshot"]
 

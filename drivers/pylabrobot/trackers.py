@@ -15,7 +15,7 @@ attributes directly (``volume``/``pending_volume``, ``_tip``/``_pending_tip``/``
 which are private to PLR 0.2.2 — the reason for the version pin. A snapshot of the few trackers
 one call touches costs a few µs; a whole-deck ``serialize_all_state`` costs ms and, in 0.2.2,
 loses the volume of a mounted tip. The same snapshots of every tracker on a deck rewind it
-between episodes (:mod:`drivers.pylabrobot.snapshot`).
+between episodes (:mod:`labtools.drivers.pylabrobot.snapshot`).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _eval(args: argparse.Namespace) -> int:
     from labtools.session.evaluate import calibrate, evaluate
-    from simulators.tasks import TASKS
+    from labtools.simulators.tasks import TASKS
 
     if args.list:
         for task_id, task in TASKS.items():

@@ -1,7 +1,7 @@
 """Grounded-reward sessions: experiments with hidden truth and honest rewards for RL trainers.
 
 ``Session(task).reset(seed)`` starts an episode; the agent uses ``tools()``, ``call_tool()`` and
-``state()``; the trainer reads ``score()``. Tasks live in ``simulators.tasks``.
+``state()``; the trainer reads ``score()``. Tasks live in ``labtools.simulators.tasks``.
 """
 
 from labtools.session.budget import Budget, Usage

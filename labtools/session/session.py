@@ -21,10 +21,10 @@ _EPISODES = itertools.count(1)
 
 
 def load_task(task: str | Task) -> Task:
-    """A task object from its id (see ``simulators.tasks.TASKS``) or as given."""
+    """A task object from its id (see ``labtools.simulators.tasks.TASKS``) or as given."""
     if isinstance(task, Task):
         return task
-    from simulators.tasks import TASKS  # the tasks live with the simulators they need
+    from labtools.simulators.tasks import TASKS  # the tasks live with the simulators they need
 
     try:
         return TASKS[task]()

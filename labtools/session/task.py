@@ -57,7 +57,7 @@ class Task(Instrument):
     def build_lab(self, seed: int = 0) -> Lab:
         """The lab with its hidden truth drawn from ``seed`` (a session builds it once, then
         rewinds it for each episode)."""
-        config = resources.files("simulators").joinpath(self.config)
+        config = resources.files("labtools.simulators").joinpath(self.config)
         with resources.as_file(config) as path:
             lab = Lab.load(path, seed=seed)
         lab.connect()

@@ -6,7 +6,7 @@ Modules by measurement: :mod:`.absorbance`, :mod:`.fluorescence`, :mod:`.lumines
 :mod:`.params` (constants and hidden truth with sources), :mod:`.backend` (the PLR backend).
 """
 
-from simulators.plate_reading.backend import PhysicsPlateReaderBackend
-from simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
+from labtools.simulators.plate_reading.backend import PhysicsPlateReaderBackend
+from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 
 __all__ = ["PhysicsPlateReaderBackend", "PlateTruth", "ReaderConstants", "ReaderTruth"]

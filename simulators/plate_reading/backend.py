@@ -1,8 +1,8 @@
 """A PyLabRobot plate-reader backend whose readings come from the world's true well contents.
 
 Plug it into PLR's ``PlateReader`` front end like any hardware backend; the labtools driver
-(``drivers.pylabrobot.plate_reader.PLRPlateReader``) then exercises the same code path as on a
-real reader. Results follow PLR's ``use_new_return_type`` shape: a list of dicts with ``data``
+(``labtools.drivers.pylabrobot.plate_reader.PLRPlateReader``) then exercises the same code path as
+on a real reader. Results follow PLR's ``use_new_return_type`` shape: a list of dicts with ``data``
 (rows × columns, ``None`` for wells not read), ``temperature`` (°C), ``time`` (virtual seconds)
 and the wavelengths. Saturated wells read ``inf``.
 """
@@ -15,22 +15,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import Plate, Well
-
-from simulators.plate_reading.absorbance import measured_absorbance
-from simulators.plate_reading.composition import Absorptivity, gather
-from simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu
-from simulators.plate_reading.layout import PathModel, PlateLayout, layout_of
-from simulators.plate_reading.luminescence import emitted_photons, measured_rlu, with_crosstalk
-from simulators.plate_reading.params import (
+from labtools.simulators.plate_reading.absorbance import measured_absorbance
+from labtools.simulators.plate_reading.composition import Absorptivity, gather
+from labtools.simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu
+from labtools.simulators.plate_reading.layout import PathModel, PlateLayout, layout_of
+from labtools.simulators.plate_reading.luminescence import (
+    emitted_photons,
+    measured_rlu,
+    with_crosstalk,
+)
+from labtools.simulators.plate_reading.params import (
     PlateTruth,
     ReaderConstants,
     ReaderTruth,
     draw_plate,
     draw_reader,
 )
-from simulators.world import World
+from labtools.simulators.world import World
+from pylabrobot.plate_reading.backend import PlateReaderBackend
+from pylabrobot.resources import Plate, Well
 
 __all__ = ["PhysicsPlateReaderBackend"]
 

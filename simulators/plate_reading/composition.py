@@ -1,8 +1,8 @@
 """The true contents of the wells being read, as arrays, and their absorption coefficients.
 
-Follows :meth:`simulators.world.Mixture.absorbance` (water's own absorption plus every species
-that has absorbing forms, indicators mixed by their base fraction at the well's buffer pH) but
-for many wells and wavelengths at once, with ε(λ) cached per species, form and wavelength
+Follows :meth:`labtools.simulators.world.Mixture.absorbance` (water's own absorption plus every
+species that has absorbing forms, indicators mixed by their base fraction at the well's buffer
+pH) but for many wells and wavelengths at once, with ε(λ) cached per species, form and wavelength
 (and dropped when a species in the world's library is replaced).
 """
 
@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from simulators.world import SpeciesLibrary, World
-from simulators.world.species import Form
+from labtools.simulators.world import SpeciesLibrary, World
+from labtools.simulators.world.species import Form
 
 __all__ = ["Absorptivity", "WellContents", "gather"]
 
@@ -84,7 +83,7 @@ def _buffered_ph(
 class Absorptivity:
     """ε(λ) of the library's species, cached per (species, form, wavelength).
 
-    Each cached table remembers the :class:`~simulators.world.species.Form` it was computed
+    Each cached table remembers the :class:`~labtools.simulators.world.species.Form` it was computed
     from and is dropped when the library's entry is another (a species drawn per seed).
     """
 

@@ -19,10 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from simulators.plate_reading.composition import Absorptivity, WellContents
-from simulators.plate_reading.params import ReaderConstants, ReaderTruth
-from simulators.world import SpeciesLibrary
+from labtools.simulators.plate_reading.composition import Absorptivity, WellContents
+from labtools.simulators.plate_reading.params import ReaderConstants, ReaderTruth
+from labtools.simulators.world import SpeciesLibrary
 
 __all__ = ["FLUORESCEIN_REFERENCE", "emitted_rfu", "gain_of", "inner_filter", "measured_rfu"]
 

@@ -11,11 +11,10 @@ Glow/flash decay is not modelled: the world does not record when reagent was add
 from __future__ import annotations
 
 import numpy as np
-
-from simulators.plate_reading.composition import WellContents
-from simulators.plate_reading.layout import PlateLayout
-from simulators.plate_reading.params import ReaderConstants, ReaderTruth
-from simulators.world import SpeciesLibrary
+from labtools.simulators.plate_reading.composition import WellContents
+from labtools.simulators.plate_reading.layout import PlateLayout
+from labtools.simulators.plate_reading.params import ReaderConstants, ReaderTruth
+from labtools.simulators.world import SpeciesLibrary
 
 __all__ = ["emitted_photons", "measured_rlu", "with_crosstalk"]
 

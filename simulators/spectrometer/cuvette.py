@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from simulators.world import Mixture, SpeciesLibrary
+from labtools.simulators.world import Mixture, SpeciesLibrary
 
 __all__ = ["Cuvette"]
 

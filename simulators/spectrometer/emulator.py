@@ -27,9 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from drivers.ocean import messages as m
-from drivers.ocean.protocol import (
+from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.protocol import (
     HEADER,
     HEADER_SIZE,
     Checksum,
@@ -39,10 +38,10 @@ from drivers.ocean.protocol import (
     bytes_remaining,
     decode,
 )
-from simulators.spectrometer.ccd import CCD
-from simulators.spectrometer.optics import Optics
-from simulators.spectrometer.profiles import DetectorProfile, get_profile
-from simulators.world import World
+from labtools.simulators.spectrometer.ccd import CCD
+from labtools.simulators.spectrometer.optics import Optics
+from labtools.simulators.spectrometer.profiles import DetectorProfile, get_profile
+from labtools.simulators.world import World
 
 __all__ = ["OBPEmulator", "OBPSession"]
 

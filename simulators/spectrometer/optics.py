@@ -17,11 +17,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
-from simulators.spectrometer.cuvette import Cuvette
-from simulators.spectrometer.light import relative_rate
-from simulators.spectrometer.profiles import DetectorProfile
-from simulators.world import World
+from labtools.simulators.spectrometer.cuvette import Cuvette
+from labtools.simulators.spectrometer.light import relative_rate
+from labtools.simulators.spectrometer.profiles import DetectorProfile
+from labtools.simulators.world import World
 
 __all__ = ["Optics", "stray_fraction"]
 

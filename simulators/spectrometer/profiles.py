@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from drivers.ocean.models import DeviceModel, get_model
+from labtools.drivers.ocean.models import DeviceModel, get_model
 
 __all__ = ["PROFILES", "DetectorProfile", "get_profile"]
 

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from simulators.spectrometer.emulator import OBPEmulator
+from labtools.simulators.spectrometer.emulator import OBPEmulator
 
 __all__ = ["OBPSocketServer"]
 

@@ -3,17 +3,18 @@
 In a lab configuration::
 
     [instruments.spec]
-    class = "simulators.spectrometer:virtual_spectrometer"
+    class = "labtools.simulators.spectrometer:virtual_spectrometer"
     world = "@world"
     model = "FLAME-S"          # optional
 """
 
 from __future__ import annotations
 
-from drivers.ocean import OBPSpectrometer
+from labtools.drivers.ocean import OBPSpectrometer
+from labtools.simulators.spectrometer.emulator import OBPEmulator
+from labtools.simulators.world import World
+
 from labtools.transport import InProcessTransport
-from simulators.spectrometer.emulator import OBPEmulator
-from simulators.world import World
 
 __all__ = ["virtual_spectrometer"]
 

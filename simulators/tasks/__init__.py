@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+from labtools.simulators.tasks.colour_matching import ColourMatching
+from labtools.simulators.tasks.dye_quantification import DyeQuantification
+from labtools.simulators.tasks.enzyme_kinetics import EnzymeInhibition, EnzymeKinetics
+from labtools.simulators.tasks.indicator_pka import IndicatorPka
+from labtools.simulators.tasks.standard_curve import StandardCurve
+
 from labtools.session.task import Task
-from simulators.tasks.colour_matching import ColourMatching
-from simulators.tasks.dye_quantification import DyeQuantification
-from simulators.tasks.enzyme_kinetics import EnzymeInhibition, EnzymeKinetics
-from simulators.tasks.indicator_pka import IndicatorPka
-from simulators.tasks.standard_curve import StandardCurve
 
 TASKS: dict[str, type[Task]] = {
     task.id: task

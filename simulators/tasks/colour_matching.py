@@ -18,15 +18,15 @@ import re
 from typing import Annotated, Any
 
 import numpy as np
+from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
+from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, ul
+from labtools.simulators.world import Mixture, World
 from typing_extensions import TypedDict
 
 from labtools.errors import UnknownResource
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.tool import Arg, tool
-from simulators.plate_reading.layout import PlateLayout, layout_of
-from simulators.tasks.scripting import Call, caller, nm, nnls, ul
-from simulators.world import Mixture, World
 
 __all__ = ["ColourMatching", "target_of"]
 

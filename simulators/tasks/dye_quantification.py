@@ -11,6 +11,8 @@ import math
 from typing import Annotated
 
 import numpy as np
+from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.world import Mixture
 from typing_extensions import TypedDict
 
 from labtools.demo.labels import label_micromolar
@@ -18,8 +20,6 @@ from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import CONCENTRATION, Concentration, magnitude
-from simulators.tasks.scripting import caller, nm, ul
-from simulators.world import Mixture
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 #: µM ranges of the hidden concentrations, chosen so the sample reads 0.05–1.5 OD neat in a

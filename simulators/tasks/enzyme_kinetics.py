@@ -20,6 +20,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
+from labtools.simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
+from labtools.simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
+from labtools.simulators.world.kinetics import MECHANISMS
 from typing_extensions import TypedDict
 
 from labtools.errors import OutOfRange
@@ -27,9 +30,6 @@ from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, RateConstant, magnitude
-from simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
-from simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
-from simulators.world.kinetics import MECHANISMS
 
 __all__ = ["TAU", "EnzymeInhibition", "EnzymeKinetics", "log_term"]
 
@@ -124,7 +124,7 @@ class EnzymeKinetics(Task):
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
         """Pilot scan, refined design around it, standards, pre-reads, kinetic read, weighted
-        Michaelis–Menten fit (:mod:`simulators.tasks.kinetics_expert`)."""
+        Michaelis–Menten fit (:mod:`labtools.simulators.tasks.kinetics_expert`)."""
         assay = Assay(session)
         est = kinetics_expert(assay)
         assay.call(f"submit_{self.id}", km=_molar(est.km), kcat=_per_s(est.kcat))

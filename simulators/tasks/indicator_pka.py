@@ -1,6 +1,6 @@
 """T5 — determine a mystery indicator's pKa from absorbance spectra across buffers.
 
-Hidden truth per seed (``simulators.world.hidden_species``): the indicator's pKa (uniform
+Hidden truth per seed (``labtools.simulators.world.hidden_species``): the indicator's pKa (uniform
 3.5–9.0) and both forms' spectra (band positions, ε, widths; they always cross at an
 isosbestic point), and each buffer's real pH (its label ±0.02, 1 sd). The agent sees a
 labelled stock ("indicator X 200 µM ±1 %"), ten buffers labelled pH 2.00 … 11.00 and water,
@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
+from labtools.simulators.tasks.pka_fit import fit_pka, rss_profile
+from labtools.simulators.tasks.scripting import Call, caller, nm, ul
+from labtools.simulators.tasks.standard_curve import crps_normal
+from labtools.simulators.world.hidden_species import MysteryIndicator
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Range
-from simulators.tasks.pka_fit import fit_pka, rss_profile
-from simulators.tasks.scripting import Call, caller, nm, ul
-from simulators.tasks.standard_curve import crps_normal
-from simulators.world.hidden_species import MysteryIndicator
 
 __all__ = ["IndicatorPka", "buffers_of"]
 

@@ -8,7 +8,7 @@
    most 1.5 OD; p-nitrophenol standards in the same plate (OD per M at the same volume); each
    reaction well's optical baseline read before the enzyme goes in.
 3. **Fit**: each well's rate at the middle of its early progress curve, paired with the
-   substrate left then (:func:`~simulators.tasks.kinetics_fit.rate_from_progress`), then a
+   substrate left then (:func:`~labtools.simulators.tasks.kinetics_fit.rate_from_progress`), then a
    weighted nonlinear least-squares Michaelis–Menten fit (or the three inhibition models).
 
 The inhibition variant adds an IC50 scan at S ≈ Km between pilot and design, and reads the
@@ -21,8 +21,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from simulators.tasks.kinetics_fit import (
+from labtools.simulators.tasks.kinetics_fit import (
     MECHANISMS,
     Rate,
     fit_inhibition,
@@ -31,7 +30,7 @@ from simulators.tasks.kinetics_fit import (
     rate_from_progress,
     weights,
 )
-from simulators.tasks.kinetics_protocol import WELL_UL, Assay, Well, nominal_od_per_molar
+from labtools.simulators.tasks.kinetics_protocol import WELL_UL, Assay, Well, nominal_od_per_molar
 
 __all__ = ["Estimate", "design_enzyme", "inhibition_expert", "kinetics_expert", "pilot"]
 

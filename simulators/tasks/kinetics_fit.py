@@ -10,8 +10,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from simulators.world.kinetics import MECHANISMS
+from labtools.simulators.world.kinetics import MECHANISMS
 
 __all__ = [
     "MECHANISMS",

@@ -15,6 +15,8 @@ import math
 from typing import Annotated
 
 import numpy as np
+from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.world import Mixture
 
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.errors import OutOfRange
@@ -22,8 +24,6 @@ from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude
-from simulators.tasks.scripting import caller, nm, ul
-from simulators.world import Mixture
 
 __all__ = ["StandardCurve", "crps_normal"]
 

@@ -16,10 +16,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-
-from simulators.world.mixture import Mixture
-from simulators.world.species import Band, Species, SpeciesLibrary
-from simulators.world.world import World
+from labtools.simulators.world.mixture import Mixture
+from labtools.simulators.world.species import Band, Species, SpeciesLibrary
+from labtools.simulators.world.world import World
 
 __all__ = [
     "BufferPhErrors",
@@ -92,7 +91,7 @@ def indicator_species(key: str, name: str, truth: dict[str, float]) -> Species:
         "molar_mass": MOLAR_MASS,
         "pka": truth["pka"],
         "form": {form: _form(truth, form) for form in ("acid", "base")},
-        "sources": {"all": "[A] drawn per seed (simulators.world.hidden_species)"},
+        "sources": {"all": "[A] drawn per seed (labtools.simulators.world.hidden_species)"},
     }
     return SpeciesLibrary.parse({key: entry})[key]
 

@@ -35,9 +35,8 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-
-from simulators.world.mixture import Mixture
-from simulators.world.species import SpeciesLibrary
+from labtools.simulators.world.mixture import Mixture
+from labtools.simulators.world.species import SpeciesLibrary
 
 __all__ = [
     "MECHANISMS",
@@ -116,7 +115,9 @@ class KineticsData:
     @classmethod
     @cache
     def default(cls) -> KineticsData:
-        text = resources.files("simulators").joinpath("data/kinetics.toml").read_text("utf-8")
+        text = (
+            resources.files("labtools.simulators").joinpath("data/kinetics.toml").read_text("utf-8")
+        )
         return cls.parse(tomllib.loads(text))
 
     @classmethod

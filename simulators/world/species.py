@@ -135,7 +135,9 @@ class SpeciesLibrary:
     @classmethod
     @cache
     def default(cls) -> SpeciesLibrary:
-        text = resources.files("simulators").joinpath("data/species.toml").read_text("utf-8")
+        text = (
+            resources.files("labtools.simulators").joinpath("data/species.toml").read_text("utf-8")
+        )
         library = cls.parse(tomllib.loads(text))
         library._shared = True
         return library
@@ -146,7 +148,8 @@ class SpeciesLibrary:
 
     def put(self, species: Species) -> None:
         """Add ``species``, or replace the entry with its key. Readers that cache per species
-        check the entry they cached from (:class:`simulators.plate_reading.Absorptivity`)."""
+        check the entry they cached from
+        (:class:`labtools.simulators.plate_reading.Absorptivity`)."""
         if self._shared:
             raise TypeError("the default species library is shared: put species into a copy()")
         self._species[species.key] = species

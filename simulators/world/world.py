@@ -14,12 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
-
-from simulators.world.clock import VirtualClock
-from simulators.world.kinetics import Kinetics
-from simulators.world.mixture import Mixture
-from simulators.world.species import SpeciesLibrary
-from simulators.world.streams import Streams
+from labtools.simulators.world.clock import VirtualClock
+from labtools.simulators.world.kinetics import Kinetics
+from labtools.simulators.world.mixture import Mixture
+from labtools.simulators.world.species import SpeciesLibrary
+from labtools.simulators.world.streams import Streams
 
 __all__ = ["World"]
 
@@ -37,7 +36,7 @@ _STOCK_GRADES: dict[str, Callable[[np.random.Generator], float]] = {
 
 class World:
     """Containers with real contents, a virtual clock, seeded streams and hidden truth; enzymes
-    in the containers react as the clock advances (:mod:`simulators.world.kinetics`).
+    in the containers react as the clock advances (:mod:`labtools.simulators.world.kinetics`).
 
     ``stocks``: labelled containers filled at the start, each a mapping with ``well``,
     ``species`` (a key or a ``{key: molar}`` mapping for mixtures), ``concentration_uM`` (the

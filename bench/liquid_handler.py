@@ -19,17 +19,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from labtools.drivers.pylabrobot.trackers import enable_tracking
-from labtools.simulators.deck import build_deck, virtual_deck
-from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from labtools.simulators.world import World
 from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
 
 from bench.timing import restore_sigint, row
 from labtools import Lab
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.drivers.pylabrobot.trackers import enable_tracking
+from labtools.simulators.deck import build_deck, virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 from labtools.units import Quantity
 
 WELL = "plate_1:A1"

@@ -12,15 +12,15 @@ import asyncio
 import contextlib
 import io
 
-from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
-from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
-from labtools.simulators.world import Mixture, World
 from pylabrobot.plate_reading import PlateReader, PlateReaderChatterboxBackend
 from pylabrobot.plate_reading.backend import PlateReaderBackend
 from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb, Plate, cor_96_wellplate_360uL_Fb
 
 from bench.timing import median_us, restore_sigint, row
 from labtools import Lab
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
+from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
+from labtools.simulators.world import Mixture, World
 
 WAVELENGTH = {"value": 450, "unit": "nanometer"}
 

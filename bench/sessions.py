@@ -10,11 +10,10 @@ import gc
 import time
 import tracemalloc
 
-from labtools.simulators.tasks import TASKS
-
 from bench.timing import restore_sigint, row
 from labtools.session import Session
 from labtools.session.evaluate import run_episode
+from labtools.session.registry import task_ids
 
 
 def _episodes_per_minute(task: str, seconds: float = 6.0) -> tuple[float, float]:
@@ -63,7 +62,7 @@ def _memory_per_session_mb(task: str, count: int = 5) -> float:
 def main() -> None:
     restore_sigint()
     print("expert episodes per minute on one core (reset, protocol, score), and median reset")
-    for task in TASKS:
+    for task in task_ids():
         rate, reset = _episodes_per_minute(task)
         note = " (goal ≥ 2,000)" if task == "dye_quantification" else ""
         print(row(f"{task}", rate, "/min", note=f"reset {reset:.2f} ms{note}"))

@@ -13,12 +13,11 @@ import statistics
 import time
 from collections.abc import Callable
 
+from bench.timing import restore_sigint
+from labtools import Lab
 from labtools.drivers.ocean import OBPSpectrometer
 from labtools.simulators.spectrometer import OBPEmulator, OBPSocketServer, virtual_spectrometer
 from labtools.simulators.world import Mixture, World
-
-from bench.timing import restore_sigint
-from labtools import Lab
 
 INTEGRATION_MS = (10, 50, 100)
 REPEATS = 25

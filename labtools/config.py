@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import importlib
 import tomllib
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ConfigError", "LabConfig", "import_object", "load_config"]
+__all__ = ["ConfigError", "LabConfig", "import_object", "load_config", "packaged"]
 
 
 class ConfigError(ValueError):
@@ -69,9 +71,21 @@ def import_object(path: str) -> Any:
     return value
 
 
-def load_config(path: str | Path, **overrides: Any) -> LabConfig:
+def packaged(reference: str) -> Traversable:
+    """A configuration file shipped inside a package: ``"package:file.toml"``."""
+    package, _, name = reference.partition(":")
+    if not package or not name:
+        raise ConfigError(f"{reference!r} is not 'package:file'")
+    try:
+        return resources.files(package).joinpath(name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"cannot import {package!r}: {exc}") from exc
+
+
+def load_config(path: str | Path | Traversable, **overrides: Any) -> LabConfig:
     """Read and build a lab configuration; ``overrides`` replace top-level values."""
-    with Path(path).open("rb") as handle:
+    source = Path(path) if isinstance(path, str) else path
+    with source.open("rb") as handle:
         raw = tomllib.load(handle)
     return build_config(raw, **overrides)
 

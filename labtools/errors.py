@@ -25,6 +25,16 @@ ErrorCode = Literal[
 ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 
 
+def brief(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: how an error echoes what the caller sent
+    (a 1 MB well name comes back as its first few dozen characters, never whole)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deep>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class ToolError(Exception):
     """A tool call that was refused or failed. Raising it changes no state."""
 

@@ -8,11 +8,11 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Iterable, Mapping
-from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from labtools.config import load_config
+from labtools.config import load_config, packaged
 from labtools.errors import InstrumentError, ToolError, UnknownResource, UnknownTool
 from labtools.export import render
 from labtools.instrument import Instrument
@@ -21,7 +21,10 @@ from labtools.progress import ProgressCallback, listening
 from labtools.result import ToolResult
 from labtools.spec import ToolSpec, build_spec
 
-__all__ = ["Clock", "Lab"]
+__all__ = ["VIRTUAL_LAB", "Clock", "Lab"]
+
+#: the built-in virtual lab's configuration (read as data: the core imports no simulator)
+VIRTUAL_LAB = "labtools.simulators:virtual_lab.toml"
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,9 +75,14 @@ class Lab:
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def load(
-        cls, path: str | Path, *, journal: Journal | str | Path | None = None, **overrides: Any
+        cls,
+        path: str | Path | Traversable,
+        *,
+        journal: Journal | str | Path | None = None,
+        **overrides: Any,
     ) -> Lab:
-        """A lab from a TOML configuration; ``overrides`` replace its top-level values."""
+        """A lab from a TOML configuration file (a path, or a file inside a package from
+        :func:`labtools.config.packaged`); ``overrides`` replace its top-level values."""
         config = load_config(path, **overrides)
         return cls(config.instruments, journal=journal, clock=config.clock, shared=config.shared)
 
@@ -82,9 +90,7 @@ class Lab:
     def virtual(cls, seed: int = 0, *, journal: Journal | str | Path | None = None) -> Lab:
         """The built-in virtual lab (liquid handler ``lh``, plate reader ``reader``,
         spectrometer ``spec``), its hidden truth drawn from ``seed``."""
-        config = resources.files("labtools.simulators").joinpath("virtual_lab.toml")
-        with resources.as_file(config) as path:
-            lab = cls.load(path, journal=journal, seed=seed)
+        lab = cls.load(packaged(VIRTUAL_LAB), journal=journal, seed=seed)
         lab.connect()  # simulators connect in microseconds; the state is then stable
         return lab
 

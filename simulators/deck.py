@@ -21,7 +21,6 @@ import copy
 import functools
 from dataclasses import dataclass
 
-from labtools.simulators.world import World
 from pylabrobot.plate_reading import PlateReader
 from pylabrobot.plate_reading.backend import PlateReaderBackend
 from pylabrobot.resources import (
@@ -39,6 +38,8 @@ from pylabrobot.resources import (
     hamilton_96_tiprack_1000uL,
     nest_12_troughplate_15000uL_Vb,
 )
+
+from labtools.simulators.world import World
 
 __all__ = ["VirtualDeck", "build_deck", "virtual_deck"]
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
-from labtools.simulators.world import Mixture, World
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.liquid_handling.standard import (
     Drop,
@@ -44,6 +42,9 @@ from pylabrobot.liquid_handling.standard import (
 )
 from pylabrobot.resources import Container, ItemizedResource, Tip, Trash
 from pylabrobot.resources.errors import NoTipError
+
+from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
+from labtools.simulators.world import Mixture, World
 
 __all__ = ["BackendSnapshot", "PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
 

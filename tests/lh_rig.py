@@ -8,14 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from labtools.simulators.deck import virtual_deck
-from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from labtools.simulators.world import World
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 
 from labtools import Lab
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.result import ToolResult
+from labtools.simulators.deck import virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 
 UL = "microliter"
 TARTRAZINE = {

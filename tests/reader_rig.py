@@ -7,13 +7,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
-from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
-from labtools.simulators.world import Mixture, World
 from pylabrobot.plate_reading import PlateReader
 from pylabrobot.resources import Coordinate, Deck, Plate, cor_96_wellplate_360uL_Fb
 
 from labtools import Lab
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
+from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
+from labtools.simulators.world import Mixture, World
 
 #: Corning 96 flat well diameter, mm [V: Opentrons labware JSON; physics reference §3]
 CORNING_96_DIAMETER_MM = 6.86

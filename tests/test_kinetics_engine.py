@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+
 from labtools.simulators.world import Mixture, World
 from labtools.simulators.world.kinetics import KineticsData, apparent_constants, converted
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from labtools import Lab
 from labtools.drivers.ocean import OBPError, OBPSpectrometer
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import Checksum, Flag, OBPMessage
-
-from labtools import Lab
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, Timeout
 from labtools.transport.testing import TIMEOUT, expected_protocol
 from labtools.units import Quantity as Q

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import Checksum, Flag, OBPMessage, decode
 from labtools.simulators.spectrometer import OBPEmulator

@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 import pytest
+
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import (
     Checksum,

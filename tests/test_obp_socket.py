@@ -9,11 +9,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
+from labtools import Lab
 from labtools.drivers.ocean import OBPSpectrometer
 from labtools.simulators.spectrometer import OBPEmulator, OBPSocketServer
 from labtools.simulators.world import Mixture, World
-
-from labtools import Lab
 
 MS = "millisecond"
 

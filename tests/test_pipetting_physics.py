@@ -8,9 +8,10 @@ import statistics
 
 import numpy as np
 import pytest
+from lh_rig import Rig, rig, ul
+
 from labtools.simulators.liquid_handling import Timing
 from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel
-from lh_rig import Rig, rig, ul
 
 EMPTY_WELLS = [f"plate_{p}:{r}{c}" for p in (1, 2) for c in range(1, 13) for r in "ABCDEFGH"]
 

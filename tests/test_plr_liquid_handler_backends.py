@@ -8,15 +8,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from labtools.simulators.deck import virtual_deck
-from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
-from labtools.simulators.world import World
 from lh_rig import rig, ul
 from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
 from pylabrobot.liquid_handling.backends.hamilton.STAR_chatterbox import STARChatterboxBackend
 
 from labtools.config import build_config
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.simulators.deck import virtual_deck
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
+from labtools.simulators.world import World
 
 
 def test_chatterbox_backend_drives_the_same_tools(capsys: pytest.CaptureFixture[str]) -> None:

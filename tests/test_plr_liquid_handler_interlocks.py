@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from lh_rig import Rig, rig, ul
 from pylabrobot.liquid_handling.errors import ChannelizedError
 from pylabrobot.resources.errors import TooLittleLiquidError
 
 from labtools.errors import InstrumentError, Interlock, PreconditionFailed, ToolError
+from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 
 
 def _refused(

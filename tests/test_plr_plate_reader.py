@@ -6,12 +6,12 @@ import copy
 import json
 
 import pytest
-from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 from pylabrobot.plate_reading import PlateReader, PlateReaderChatterboxBackend
 from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb, cor_96_wellplate_360uL_Fb
 from reader_rig import deck_rig, nm, read, rig
 
 from labtools import Lab
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 
 
 def _snapshot(setup) -> tuple:

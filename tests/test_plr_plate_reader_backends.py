@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
-from labtools.drivers.pylabrobot.reader_calls import ReadCalls
 from pylabrobot.plate_reading import (
     CLARIOstarBackend,
     CytationBackend,
@@ -27,6 +25,8 @@ from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from reader_rig import nm
 
 from labtools import Lab
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
+from labtools.drivers.pylabrobot.reader_calls import ReadCalls
 
 
 def _grid(base: float) -> list[list[float]]:

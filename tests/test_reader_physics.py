@@ -10,10 +10,11 @@ import math
 
 import numpy as np
 import pytest
-from labtools.simulators.plate_reading.absorbance import measured_absorbance
-from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb
 from reader_rig import corning_path_cm, nm, read, rig
+
+from labtools.simulators.plate_reading.absorbance import measured_absorbance
+from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 
 COLUMNS = [f"A{c}" for c in range(1, 13)]
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from labtools.simulators.world import World
-from labtools.simulators.world.streams import Streams
 from pylabrobot.resources import Plate
 
 from labtools import Lab
 from labtools.journal import WALL_CLOCK_KEYS
+from labtools.simulators.world import World
+from labtools.simulators.world.streams import Streams
 
 Call = tuple[str, dict[str, Any]]
 

@@ -7,8 +7,6 @@ from dataclasses import replace
 
 import anyio
 import pytest
-from labtools.simulators.tasks import TASKS
-from labtools.simulators.tasks.dye_quantification import DyeQuantification
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 from mcp import Client
 
@@ -16,7 +14,9 @@ from labtools.journal import read_journal
 from labtools.session import Session
 from labtools.session.agents import AGENTS
 from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
+from labtools.session.registry import task_ids
 from labtools.session.replay import replay
+from labtools.simulators.tasks.dye_quantification import DyeQuantification
 
 TASK = "dye_quantification"
 
@@ -79,7 +79,7 @@ def test_the_expert_is_scored_from_hidden_truth(session) -> None:
 
 
 @pytest.mark.parametrize("agent", ["expert", "naive", "random"])
-@pytest.mark.parametrize("task", sorted(TASKS))
+@pytest.mark.parametrize("task", task_ids())
 def test_nothing_the_agent_sees_reveals_hidden_truth(task: str, agent: str) -> None:
     """Observation, state (the session's and the lab's) and every tool result, for every task
     and agent: no hidden value with five or more significant digits (six in mM or µM)."""
@@ -233,7 +233,7 @@ def test_eval_cli_prints_one_json_object_per_task() -> None:
         text=True,
         timeout=120,
     )
-    assert all(task in listed.stdout for task in TASKS)
+    assert all(task in listed.stdout for task in task_ids())
 
 
 def test_same_seed_same_calls_same_reward() -> None:

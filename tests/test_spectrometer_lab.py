@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from labtools import Lab
 from labtools.drivers.ocean import OBPSpectrometer
 from labtools.simulators.spectrometer import virtual_spectrometer
 from labtools.simulators.world import Mixture, World
-
-from labtools import Lab
 
 MS = "millisecond"
 

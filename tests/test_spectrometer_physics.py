@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from labtools import Lab
 from labtools.simulators.spectrometer import virtual_spectrometer
 from labtools.simulators.spectrometer.optics import Optics
 from labtools.simulators.spectrometer.profiles import get_profile
 from labtools.simulators.world import Mixture, World
-
-from labtools import Lab
 
 MS = "millisecond"
 # ε = E1%1cm × M / 10 (EU Regulation 231/2012 E1% values, Na-salt molar masses)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from labtools.simulators.tasks.colour_matching import STOCKS, ColourMatching, target_of
-from labtools.simulators.world import Mixture
 
 from labtools.session import Session
+from labtools.simulators.tasks.colour_matching import STOCKS, ColourMatching, target_of
+from labtools.simulators.world import Mixture
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
+from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
 
 ALP, INHIBITOR = "alkaline_phosphatase", "inhibitor_x"
 MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")

@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from labtools.journal import WALL_CLOCK_KEYS
+from labtools.session import Session
 from labtools.simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
 from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
@@ -17,9 +20,6 @@ from labtools.simulators.world.hidden_species import (
     indicator_species,
     isosbestic_nm,
 )
-
-from labtools.journal import WALL_CLOCK_KEYS
-from labtools.session import Session
 
 KEY = "indicator_x"
 

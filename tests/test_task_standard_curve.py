@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from labtools.simulators.tasks.standard_curve import SCALE, StandardCurve, crps_normal
 
 from labtools.session import Session
+from labtools.simulators.tasks.standard_curve import SCALE, StandardCurve, crps_normal
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pylabrobot.plate_reading import PlateReader, PlateReaderChatterboxBackend
+from pylabrobot.resources import Container, Plate, TipRack
+
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.simulators.deck import _template, virtual_deck
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from labtools.simulators.world import World
-from pylabrobot.plate_reading import PlateReader, PlateReaderChatterboxBackend
-from pylabrobot.resources import Container, Plate, TipRack
 
 STOCK = {
     "well": "reservoir:A3",

@@ -22,7 +22,6 @@ from labtools.drivers.ocean.protocol import (
     bytes_remaining,
     decode,
 )
-
 from labtools.errors import InstrumentError, Timeout, ToolError
 from labtools.transport import Transport
 

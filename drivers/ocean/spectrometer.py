@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.link import OBPLink
 from labtools.drivers.ocean.models import DeviceModel, get_model
 from labtools.drivers.ocean.protocol import Checksum
-
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed
 from labtools.instruments.spectrometer import Spectrometer, SpectrometerSnapshot
 from labtools.transport import Transport, make_transport

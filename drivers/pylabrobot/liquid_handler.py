@@ -28,16 +28,16 @@ from types import MappingProxyType
 from typing import Any
 
 import pint
+from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
+from pylabrobot.liquid_handling import LiquidHandlerBackend
+from pylabrobot.resources import Container, Deck, Tip, TipRack
+
 from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
 from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
-from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
-from pylabrobot.liquid_handling import LiquidHandlerBackend
-from pylabrobot.resources import Container, Deck, Tip, TipRack
-
 from labtools.errors import (
     InstrumentError,
     Interlock,

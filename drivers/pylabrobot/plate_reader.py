@@ -23,8 +23,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from labtools.drivers.pylabrobot.reader_calls import Grid, ReadCalls
-from labtools.drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
 from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
 from pylabrobot.plate_reading import PlateReaderChatterboxBackend
 from pylabrobot.plate_reading.agilent import BioTekPlateReaderBackend
@@ -32,6 +30,8 @@ from pylabrobot.plate_reading.backend import PlateReaderBackend
 from pylabrobot.resources import Plate, Well
 from pylabrobot.resources.errors import ResourceNotFoundError
 
+from labtools.drivers.pylabrobot.reader_calls import Grid, ReadCalls
+from labtools.drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
 from labtools.errors import (
     InstrumentError,
     NotSupported,

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pylabrobot.liquid_handling import LiquidHandler
+from pylabrobot.resources import Container, Coordinate, Plate, Resource, TipSpot
+from pylabrobot.resources.tip_tracker import TipTracker
+
 from labtools.drivers.pylabrobot.trackers import (
     TipState,
     TrackerSnapshot,
@@ -23,9 +27,6 @@ from labtools.drivers.pylabrobot.trackers import (
     restore_tip,
     tip_state,
 )
-from pylabrobot.liquid_handling import LiquidHandler
-from pylabrobot.resources import Container, Coordinate, Plate, Resource, TipSpot
-from pylabrobot.resources.tip_tracker import TipTracker
 
 __all__ = ["HandlerSnapshot"]
 

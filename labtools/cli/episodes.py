@@ -33,14 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _eval(args: argparse.Namespace) -> int:
     from labtools.session.evaluate import calibrate, evaluate
-    from labtools.simulators.tasks import TASKS
+    from labtools.session.registry import task_class, task_ids
 
     if args.list:
-        for task_id, task in TASKS.items():
-            print(f"{task_id:<22} {task.title}")
+        for task_id in task_ids():
+            print(f"{task_id:<22} {task_class(task_id).title}")
         return 0
-    tasks = args.task or list(TASKS)
-    unknown = [t for t in tasks if t not in TASKS]
+    tasks = args.task or task_ids()
+    unknown = [t for t in tasks if t not in task_ids()]
     if unknown:
         print(f"labtools eval: unknown task {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2

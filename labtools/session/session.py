@@ -12,24 +12,13 @@ from labtools.journal import Journal
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session.budget import Usage
+from labtools.session.registry import load_task
 from labtools.session.reward import Reward
 from labtools.session.task import Task
 
-__all__ = ["Session", "load_task"]
+__all__ = ["Session"]
 
 _EPISODES = itertools.count(1)
-
-
-def load_task(task: str | Task) -> Task:
-    """A task object from its id (see ``labtools.simulators.tasks.TASKS``) or as given."""
-    if isinstance(task, Task):
-        return task
-    from labtools.simulators.tasks import TASKS  # the tasks live with the simulators they need
-
-    try:
-        return TASKS[task]()
-    except KeyError:
-        raise ValueError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}") from None
 
 
 class Session:

@@ -8,11 +8,11 @@ any other tool (``@tool(name="submit_<task>")``); the session adds it to the lab
 from __future__ import annotations
 
 from abc import abstractmethod
-from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from typing_extensions import TypedDict
 
+from labtools.config import packaged
 from labtools.instrument import Instrument
 from labtools.lab import Lab
 from labtools.session.budget import Budget
@@ -57,9 +57,7 @@ class Task(Instrument):
     def build_lab(self, seed: int = 0) -> Lab:
         """The lab with its hidden truth drawn from ``seed`` (a session builds it once, then
         rewinds it for each episode)."""
-        config = resources.files("labtools.simulators").joinpath(self.config)
-        with resources.as_file(config) as path:
-            lab = Lab.load(path, seed=seed)
+        lab = Lab.load(packaged(self.config), seed=seed)
         lab.connect()
         return lab
 

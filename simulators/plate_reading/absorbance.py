@@ -10,6 +10,7 @@ with the measured OD above a constant floor.
 from __future__ import annotations
 
 import numpy as np
+
 from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 
 __all__ = ["measured_absorbance"]

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pylabrobot.plate_reading.backend import PlateReaderBackend
+from pylabrobot.resources import Plate, Well
+
 from labtools.simulators.plate_reading.absorbance import measured_absorbance
 from labtools.simulators.plate_reading.composition import Absorptivity, gather
 from labtools.simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu
@@ -32,8 +35,6 @@ from labtools.simulators.plate_reading.params import (
     draw_reader,
 )
 from labtools.simulators.world import World
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import Plate, Well
 
 __all__ = ["PhysicsPlateReaderBackend"]
 

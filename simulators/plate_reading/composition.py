@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from labtools.simulators.world import SpeciesLibrary, World
 from labtools.simulators.world.species import Form
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from labtools.simulators.plate_reading.composition import Absorptivity, WellContents
 from labtools.simulators.plate_reading.params import ReaderConstants, ReaderTruth
 from labtools.simulators.world import SpeciesLibrary

@@ -11,6 +11,7 @@ Glow/flash decay is not modelled: the world does not record when reagent was add
 from __future__ import annotations
 
 import numpy as np
+
 from labtools.simulators.plate_reading.composition import WellContents
 from labtools.simulators.plate_reading.layout import PlateLayout
 from labtools.simulators.plate_reading.params import ReaderConstants, ReaderTruth

@@ -9,6 +9,7 @@ that returns 16-bit averages would.
 from __future__ import annotations
 
 import numpy as np
+
 from labtools.simulators.spectrometer.profiles import DetectorProfile
 
 __all__ = ["CCD"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from labtools.simulators.world import Mixture, SpeciesLibrary
 
 __all__ = ["Cuvette"]

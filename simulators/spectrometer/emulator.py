@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import (
     HEADER,

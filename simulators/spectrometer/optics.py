@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+
 from labtools.simulators.spectrometer.cuvette import Cuvette
 from labtools.simulators.spectrometer.light import relative_rate
 from labtools.simulators.spectrometer.profiles import DetectorProfile

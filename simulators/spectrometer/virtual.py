@@ -13,7 +13,6 @@ from __future__ import annotations
 from labtools.drivers.ocean import OBPSpectrometer
 from labtools.simulators.spectrometer.emulator import OBPEmulator
 from labtools.simulators.world import World
-
 from labtools.transport import InProcessTransport
 
 __all__ = ["virtual_spectrometer"]

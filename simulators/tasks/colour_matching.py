@@ -18,14 +18,14 @@ import re
 from typing import Annotated, Any
 
 import numpy as np
-from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
-from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, ul
-from labtools.simulators.world import Mixture, World
 from typing_extensions import TypedDict
 
 from labtools.errors import UnknownResource
-from labtools.lab import Lab
+from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Task
+from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
+from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, ul
+from labtools.simulators.world import Mixture, World
 from labtools.tool import Arg, tool
 
 __all__ = ["ColourMatching", "target_of"]
@@ -73,6 +73,7 @@ class Submitted(TypedDict):
 
 class ColourMatching(Task):
     id = "colour_matching"
+    config = VIRTUAL_LAB
     title = "Mix the stock dyes to match a target absorbance spectrum"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

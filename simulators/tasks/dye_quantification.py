@@ -11,13 +11,13 @@ import math
 from typing import Annotated
 
 import numpy as np
-from labtools.simulators.tasks.scripting import caller, nm, ul
-from labtools.simulators.world import Mixture
 from typing_extensions import TypedDict
 
 from labtools.demo.labels import label_micromolar
-from labtools.lab import Lab
+from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import CONCENTRATION, Concentration, magnitude
 
@@ -51,6 +51,7 @@ class DyeAmounts(TypedDict):
 
 class DyeQuantification(Task):
     id = "dye_quantification"
+    config = VIRTUAL_LAB
     title = "Identify and quantify the dyes in an unknown sample"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

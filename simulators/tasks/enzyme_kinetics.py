@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from labtools.simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
-from labtools.simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
-from labtools.simulators.world.kinetics import MECHANISMS
 from typing_extensions import TypedDict
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
+from labtools.simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
+from labtools.simulators.world.kinetics import MECHANISMS
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, RateConstant, magnitude
 
@@ -82,7 +82,7 @@ ASSAY = (
 class EnzymeKinetics(Task):
     id = "enzyme_kinetics"
     title = "Measure Km and kcat of alkaline phosphatase with pNPP"
-    config = "enzyme_lab.toml"
+    config = "labtools.simulators:enzyme_lab.toml"
     budget = Budget(calls=400, tips=80, reagent_ul=12_000, wells=96, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
@@ -142,7 +142,7 @@ class EnzymeKinetics(Task):
 class EnzymeInhibition(Task):
     id = "enzyme_inhibition"
     title = "Find an inhibitor's mechanism and Ki, with the enzyme's Km and kcat"
-    config = "enzyme_inhibition_lab.toml"
+    config = "labtools.simulators:enzyme_inhibition_lab.toml"
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from labtools.simulators.tasks.pka_fit import fit_pka, rss_profile
-from labtools.simulators.tasks.scripting import Call, caller, nm, ul
-from labtools.simulators.tasks.standard_curve import crps_normal
-from labtools.simulators.world.hidden_species import MysteryIndicator
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.pka_fit import fit_pka, rss_profile
+from labtools.simulators.tasks.scripting import Call, caller, nm, ul
+from labtools.simulators.tasks.standard_curve import crps_normal
+from labtools.simulators.world.hidden_species import MysteryIndicator
 from labtools.tool import Arg, tool
 from labtools.units import Range
 
@@ -61,7 +61,7 @@ class IndicatorPka(Task):
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.2097, expert=0.9057, seeds="1000-1049")
-    config = "indicator_pka.toml"
+    config = "labtools.simulators:indicator_pka.toml"
     limits = PkaLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:

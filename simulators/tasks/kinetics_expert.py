@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from labtools.simulators.tasks.kinetics_fit import (
     MECHANISMS,
     Rate,

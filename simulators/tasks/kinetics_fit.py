@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from labtools.simulators.world.kinetics import MECHANISMS
 
 __all__ = [

@@ -13,10 +13,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from labtools.simulators.tasks.scripting import caller, nm, ul
 
 from labtools.demo.labels import label_micromolar
 from labtools.session import Session
+from labtools.simulators.tasks.scripting import caller, nm, ul
 
 __all__ = ["Assay", "Well", "nominal_od_per_molar"]
 

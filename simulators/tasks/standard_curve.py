@@ -15,13 +15,13 @@ import math
 from typing import Annotated
 
 import numpy as np
-from labtools.simulators.tasks.scripting import caller, nm, ul
-from labtools.simulators.world import Mixture
 
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.errors import OutOfRange
-from labtools.lab import Lab
+from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude
 
@@ -39,6 +39,7 @@ SCALE = 0.05
 
 class StandardCurve(Task):
     id = "standard_curve"
+    config = VIRTUAL_LAB
     title = "Quantify an unknown with a standard curve, with its uncertainty"
     budget = Budget(calls=250, tips=80, reagent_ul=6000, wells=60, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
 from labtools.simulators.world.mixture import Mixture
 from labtools.simulators.world.species import Band, Species, SpeciesLibrary
 from labtools.simulators.world.world import World

@@ -35,6 +35,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+
 from labtools.simulators.world.mixture import Mixture
 from labtools.simulators.world.species import SpeciesLibrary
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from labtools.simulators.world.species import SpeciesLibrary
 
 __all__ = ["Mixture"]

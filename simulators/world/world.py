@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
+
 from labtools.simulators.world.clock import VirtualClock
 from labtools.simulators.world.kinetics import Kinetics
 from labtools.simulators.world.mixture import Mixture

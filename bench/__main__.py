@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("core", "liquid_handler", "plate_reader", "spectrometer", "mcp", "rewind", "sessions")
+MODULES = (
+    "core",
+    "liquid_handler",
+    "plate_reader",
+    "spectrometer",
+    "mcp",
+    "rewind",
+    "sessions",
+    "memory",
+)
 
 for name in MODULES:
     print(f"\n=== bench.{name} ===", flush=True)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["WALL_CLOCK_KEYS", "Journal", "read_journal"]
+__all__ = ["KEEP", "WALL_CLOCK_KEYS", "Journal", "read_journal"]
+
+#: events a journal without a file keeps in memory: the most recent ones (≈ 2 KB each)
+KEEP = 1000
 
 #: Keys of an event that depend on the wall clock (``time``: Unix seconds at the call's end;
 #: ``wall_s``: its duration); everything else is deterministic in a virtual lab.
@@ -16,34 +20,40 @@ WALL_CLOCK_KEYS = ("time", "wall_s")
 class Journal:
     """Records tool-call events as JSONL.
 
-    With a ``path`` each event is appended to that file and flushed; without one, events are kept
-    in memory (``keep`` forces either way). :meth:`events` returns what was recorded.
+    With a ``path`` each event is appended to that file and flushed, and nothing is kept in
+    memory. Without one, the most recent ``keep`` events are kept (default :data:`KEEP`; ``0``
+    keeps none), so a long-lived lab's memory stays bounded. ``count`` is every event recorded.
     """
 
-    def __init__(self, path: str | Path | None = None, *, keep: bool | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, keep: int | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self._file: IO[str] | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = self.path.open("w", encoding="utf-8")
-        self._keep = keep if keep is not None else self.path is None
-        self._events: list[dict[str, Any]] = []
+        if keep is None:
+            keep = 0 if self.path is not None else KEEP
+        if keep < 0:
+            raise ValueError(f"keep must be 0 or more events, not {keep}")
+        self._events: deque[dict[str, Any]] = deque(maxlen=keep)
         self.count = 0
 
     def record(self, event: dict[str, Any]) -> None:
         self.count += 1
-        if self._keep:
+        if self._events.maxlen:
             self._events.append(event)
         if self._file is not None:
             self._file.write(_dumps(event) + "\n")
             self._file.flush()
 
     def events(self) -> list[dict[str, Any]]:
-        if self._keep:
-            return list(self._events)
+        """What was recorded: the whole file, or else the events kept in memory (the most
+        recent ``keep``; ``count`` says how many there were in all)."""
         if self.path is not None:
+            if self._file is not None:
+                self._file.flush()
             return read_journal(self.path)
-        return []
+        return list(self._events)
 
     def close(self) -> None:
         if self._file is not None:

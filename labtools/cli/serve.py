@@ -43,7 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 2
     # a long-running server keeps no journal in memory unless asked to write one
-    journal = Journal(args.journal) if args.journal else Journal(keep=False)
+    journal = Journal(args.journal) if args.journal else Journal(keep=0)
     with open_lab(args, journal=journal) as lab:
         server = build_server(lab, read_only=args.read_only)
         if args.transport == "stdio":

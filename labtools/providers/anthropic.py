@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, result_json, run_call
+from labtools.providers.calls import AgentRun, ToolCall, Turn, result_json, run_call, run_turns
 
 __all__ = ["run_agent", "tool_result_message"]
 
@@ -52,26 +52,19 @@ def run_agent(
 
     ``client`` is an ``anthropic.Anthropic``.
     """
-    run = AgentRun()
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     tools = lab.tools("anthropic")
     extra = {"system": system} if system else {}
-    while run.turns < max_turns:
-        run.turns += 1
+
+    def turn() -> Turn:
         message = client.messages.create(
             model=model, max_tokens=max_tokens, messages=messages, tools=tools, **extra
         )
         reply, calls = tool_result_message(message, lab)
-        run.calls += calls
         if reply is None:
-            run.final_text = "".join(b.text for b in message.content if b.type == "text")
-            return run
-        messages.append(
-            {
-                "role": "assistant",
-                "content": [b.model_dump(exclude_none=True) for b in message.content],
-            }
-        )
-        messages.append(reply)
-    run.stopped = "max_turns"
-    return run
+            return calls, "".join(b.text for b in message.content if b.type == "text")
+        content = [b.model_dump(exclude_none=True) for b in message.content]
+        messages.extend(({"role": "assistant", "content": content}, reply))
+        return calls, None
+
+    return run_turns(turn, max_turns)

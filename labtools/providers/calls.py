@@ -1,8 +1,9 @@
-"""What every provider loop shares: running one model-issued call, and recording the run."""
+"""What every provider shares: running one model-issued call, the turn loop, the record."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +11,7 @@ from labtools.errors import InvalidArguments
 from labtools.host import ToolHost
 from labtools.result import ToolResult
 
-__all__ = ["AgentRun", "ToolCall", "result_json", "run_call"]
+__all__ = ["AgentRun", "ToolCall", "Turn", "result_json", "run_call", "run_turns"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,26 @@ class AgentRun:
     turns: int = 0
     calls: list[ToolCall] = field(default_factory=list)
     stopped: str = "answer"  # "answer" (the model stopped calling tools) or "max_turns"
+
+
+#: one model turn: the calls it made (run, and their results already in the conversation), and
+#: the model's text when it made none
+Turn = tuple[list[ToolCall], str | None]
+
+
+def run_turns(turn: Callable[[], Turn], max_turns: int) -> AgentRun:
+    """The agent loop every provider runs: call ``turn`` until the model answers without
+    calling a tool, or ``max_turns`` turns have been taken."""
+    run = AgentRun()
+    while run.turns < max_turns:
+        run.turns += 1
+        calls, text = turn()
+        run.calls += calls
+        if not calls:
+            run.final_text = text
+            return run
+    run.stopped = "max_turns"
+    return run
 
 
 def run_call(lab: ToolHost, call_id: str, name: str, arguments: Any) -> ToolCall:

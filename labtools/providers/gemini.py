@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, run_call
+from labtools.providers.calls import AgentRun, ToolCall, Turn, run_call, run_turns
 
 __all__ = ["function_response_content", "run_agent"]
 
@@ -61,20 +61,17 @@ def run_agent(
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         system_instruction=system,
     )
-    run = AgentRun()
     contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=prompt)])]
-    while run.turns < max_turns:
-        run.turns += 1
+
+    def turn() -> Turn:
         response = client.models.generate_content(model=model, contents=contents, config=config)
         reply, calls = function_response_content(response, lab)
-        run.calls += calls
         if reply is None:
-            run.final_text = _text(response)
-            return run
-        contents.append(response.candidates[0].content)
-        contents.append(reply)
-    run.stopped = "max_turns"
-    return run
+            return calls, _text(response)
+        contents.extend((response.candidates[0].content, reply))
+        return calls, None
+
+    return run_turns(turn, max_turns)
 
 
 def _text(response: Any) -> str:

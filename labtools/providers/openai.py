@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, result_json, run_call
+from labtools.providers.calls import AgentRun, ToolCall, Turn, result_json, run_call, run_turns
 
 __all__ = ["chat_tool_messages", "responses_tool_outputs", "run_agent"]
 
@@ -70,44 +70,38 @@ def run_agent(
 def _run_responses(
     client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
 ) -> AgentRun:
-    run = AgentRun()
     items: list[Any] = [{"role": "user", "content": prompt}]
     tools = lab.tools("openai-responses")
-    while run.turns < max_turns:
-        run.turns += 1
+
+    def turn() -> Turn:
         response = client.responses.create(
             model=model, input=items, tools=tools, store=False, instructions=instructions
         )
         outputs, calls = responses_tool_outputs(response, lab)
-        run.calls += calls
         if not calls:
-            run.final_text = response.output_text
-            return run
-        items += [item.model_dump(exclude_none=True) for item in response.output]
-        items += outputs
-    run.stopped = "max_turns"
-    return run
+            return calls, response.output_text
+        items.extend(item.model_dump(exclude_none=True) for item in response.output)
+        items.extend(outputs)
+        return calls, None
+
+    return run_turns(turn, max_turns)
 
 
 def _run_chat(
     client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
 ) -> AgentRun:
-    run = AgentRun()
-    messages: list[Any] = []
-    if instructions:
-        messages.append({"role": "system", "content": instructions})
+    messages: list[Any] = [{"role": "system", "content": instructions}] if instructions else []
     messages.append({"role": "user", "content": prompt})
     tools = lab.tools("openai-chat")
-    while run.turns < max_turns:
-        run.turns += 1
+
+    def turn() -> Turn:
         completion = client.chat.completions.create(model=model, messages=messages, tools=tools)
         message = completion.choices[0].message
         replies, calls = chat_tool_messages(message, lab)
-        run.calls += calls
         if not calls:
-            run.final_text = message.content
-            return run
+            return calls, message.content
         messages.append(message.model_dump(exclude_none=True))
-        messages += replies
-    run.stopped = "max_turns"
-    return run
+        messages.extend(replies)
+        return calls, None
+
+    return run_turns(turn, max_turns)

@@ -1,10 +1,13 @@
-# The README's two commands. Both build .venv from nothing but python3 on first use.
+# The README's two commands. Both build a virtual environment from nothing but python3 on first
+# use. PYTHON picks the interpreter; each one gets its own environment (.venv for the default).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the installed layout (labtools/drivers, labtools/simulators) as links, for tools that read files
+LAYOUT := build/src
 
-.PHONY: test demo bench lint schemas clean
+.PHONY: test demo bench lint typecheck schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +25,16 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-lint: $(STAMP)
+lint: $(STAMP) typecheck
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/python tests/installed_layout.py $(LAYOUT) >/dev/null
+	cd $(LAYOUT) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p labtools
 
 schemas: $(STAMP)
 	$(BIN)/labtools schemas
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .ruff_cache
+	rm -rf .venv .venv-* build out .pytest_cache .ruff_cache .mypy_cache

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from labtools.drivers.ocean.messages import Command
 from labtools.drivers.ocean.protocol import (
@@ -58,8 +58,9 @@ class OBPLink:
         self._out_of_step = False
         self._lock = threading.Lock()
 
-    def request(self, command: Command[R], *args: Any, wait: float = 0.0) -> R | None:
-        """Send ``command`` with ``args``; return its parsed reply (``None`` for an ACK).
+    def request(self, command: Command[R], *args: Any, wait: float = 0.0) -> R:
+        """Send ``command`` with ``args``; return its parsed reply (``None`` for an ACK: such
+        commands are declared ``Command[None]``).
 
         ``wait``: seconds the device needs before it can answer (e.g. the exposure), added to
         the read timeout.
@@ -99,7 +100,7 @@ class OBPLink:
         rest = self.transport.read_exactly(bytes_remaining(header))
         return decode(header + rest)
 
-    def _check(self, command: Command[R], reply: OBPMessage) -> R | None:
+    def _check(self, command: Command[R], reply: OBPMessage) -> R:
         if reply.message_type != command.message_type:
             self._out_of_step = True
             raise InstrumentError(
@@ -121,7 +122,7 @@ class OBPLink:
                     f"{command.name}: reply is neither ACK nor NACK "
                     f"(flags 0x{int(reply.flags):04x})"
                 )
-            return None
+            return cast(R, None)  # an acknowledged command is declared Command[None]
         try:
             return command.reply.unpack(reply.data)
         except ValueError as exc:

@@ -32,7 +32,7 @@ def function_response_content(response: Any, lab: ToolHost) -> tuple[Any | None,
     for call in calls:
         payload = {"output": call.result.data} if call.result.ok else {"error": call.result.error}
         part = types.Part.from_function_response(name=call.name, response=payload)
-        if call.id:
+        if call.id and part.function_response is not None:
             part.function_response.id = call.id
         parts.append(part)
     return types.Content(role="user", parts=parts), calls

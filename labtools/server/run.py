@@ -11,6 +11,7 @@ from mcp.server import Server
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.stdio import stdio_server
+from pydantic import AnyHttpUrl
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,9 @@ def http_app(server: Server, *, host: str, port: int, token: str | None):
     if token:
         return server.streamable_http_app(
             host=host,
-            auth=AuthSettings(issuer_url=f"http://{host}:{port}/", resource_server_url=None),
+            auth=AuthSettings(
+                issuer_url=AnyHttpUrl(f"http://{host}:{port}/"), resource_server_url=None
+            ),
             token_verifier=_StaticToken(token),
         )
     return server.streamable_http_app(host=host)

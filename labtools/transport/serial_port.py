@@ -54,11 +54,16 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError) as exc:
             raise InstrumentError(f"{self.label}: write failed: {exc}") from exc
 
+    def _waiting(self) -> int:
+        """Bytes already received (every concrete pyserial port has ``in_waiting``; the
+        ``SerialBase`` it is typed as does not declare it)."""
+        return int(getattr(self._port, "in_waiting", 0))
+
     def _read(self, size: int) -> bytes:
         try:
             data = self._port.read(1)
-            while data and len(data) < size and self._port.in_waiting:
-                more = self._port.read(min(size - len(data), max(self._port.in_waiting, 1)))
+            while data and len(data) < size and (waiting := self._waiting()):
+                more = self._port.read(min(size - len(data), waiting))
                 if not more:
                     break
                 data += more

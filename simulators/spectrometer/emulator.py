@@ -80,7 +80,9 @@ class OBPEmulator:
         self.optics = Optics(world, self.profile, name=name, container=container)
         self.ccd = CCD(self.profile, world.stream(name))
         # stored calibration as the device sends it: float32 on the wire
-        self.coefficients = tuple(float(c) for c in np.float32(self.profile.coefficients))
+        self.coefficients = tuple(
+            float(c) for c in np.asarray(self.profile.coefficients, dtype=np.float32)
+        )
         self._serial_given = serial_number
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet[OBPSession] = weakref.WeakSet()

@@ -52,7 +52,9 @@ class Optics:
         self.container = container
         self.cuvette = cuvette or Cuvette()
         pixels = np.arange(profile.model.pixels, dtype=float)
-        stored_coefficients = np.float32(profile.coefficients).astype(float)  # as sent (float32)
+        stored_coefficients = np.asarray(profile.coefficients, dtype=np.float32).astype(
+            float
+        )  # as sent (float32)
         self._pixels = pixels
         self._stored_nm = np.polynomial.polynomial.polyval(pixels, stored_coefficients)
         self._draw_truth()

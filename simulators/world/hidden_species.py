@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -172,20 +172,23 @@ class BufferPhErrors:
         self.world = world
         self.sd = float(sd)
         self._labelled = {key: world.species[key] for key in buffers}
+        self._label_ph: dict[str, float] = {}
         for key, species in self._labelled.items():
             if species.ph is None:
                 raise ValueError(f"{key} is not a buffer")
+            self._label_ph[key] = species.ph
         self._install()
         world.on_reset(self._install)
 
     def real_ph(self) -> dict[str, float]:
         """Each buffer's real pH this seed (hidden truth)."""
+
+        def drawn_around(ph: float) -> Callable[[np.random.Generator], float]:
+            return lambda rng: float(ph + self.sd * rng.standard_normal())
+
         return {
-            key: self.world.hidden(
-                f"species/{key}/ph",
-                lambda rng, ph=species.ph: float(ph + self.sd * rng.standard_normal()),
-            )
-            for key, species in self._labelled.items()
+            key: self.world.hidden(f"species/{key}/ph", drawn_around(ph))
+            for key, ph in self._label_ph.items()
         }
 
     def _install(self) -> None:

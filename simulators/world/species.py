@@ -63,7 +63,8 @@ class Form:
     def absorptivity(self, nm: np.ndarray) -> np.ndarray:
         """ε(λ) in M⁻¹ cm⁻¹ at the wavelengths ``nm``."""
         wavenumber = 1e7 / np.asarray(nm, dtype=float)
-        return self.epsilon * self._scale * sum(b.shape(wavenumber) for b in self.bands)
+        shape = np.asarray(sum(b.shape(wavenumber) for b in self.bands), dtype=float)
+        return self.epsilon * self._scale * shape
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def _eval(args: argparse.Namespace) -> int:
             print(f"{task_id:<22} {task_class(task_id).title}")
         return 0
     tasks = args.task or task_ids()
-    unknown = [t for t in tasks if t not in task_ids()]
+    unknown = [t for t in tasks if ":" not in t and t not in task_ids()]  # or module:Class
     if unknown:
         print(f"labtools eval: unknown task {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2

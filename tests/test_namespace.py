@@ -6,12 +6,11 @@ directory (the current directory comes first on ``sys.path``), labtools must not
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
+from fresh_process import python_json
 from mcp import Client, StdioServerParameters
 
 from labtools.config import packaged
@@ -31,12 +30,6 @@ def _user_directory(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_virtual_lab_and_config_load_beside_the_users_own_packages(tmp_path: Path) -> None:
     cwd = _user_directory(tmp_path)
     code = (
@@ -49,9 +42,7 @@ def test_virtual_lab_and_config_load_beside_the_users_own_packages(tmp_path: Pat
         "    'ok': ok, 'first': sys.path[0],\n"
         "    'drivers': sys.modules['labtools.drivers'].__file__}))\n"
     )
-    run = _python(code, cwd)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = python_json(code, cwd=cwd)
     assert out["first"] == "", "the user's directory was not first on sys.path"
     assert len(out["tools"]) == 18 and out["loaded"] == out["tools"] and out["ok"] is True
     assert Path(out["drivers"]).parent != cwd / "drivers"
@@ -79,9 +70,7 @@ def test_nothing_installs_a_top_level_drivers_or_simulators(tmp_path: Path) -> N
         "print(json.dumps([importlib.util.find_spec(n) is None"
         " for n in ('drivers', 'simulators')]))\n"
     )
-    run = _python(code, tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == [True, True]
+    assert python_json(code, cwd=tmp_path) == [True, True]
 
 
 def test_the_package_list_names_every_folder_with_code() -> None:

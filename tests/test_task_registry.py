@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
-import os
 import pkgutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fresh_process import python_json, run_python
 
 import labtools.simulators.tasks as builtin
 from labtools.session import Session, Task, load_task, task_ids
@@ -85,13 +82,6 @@ def _install_another_package(site: Path, name: str = "titration") -> None:
     )
 
 
-def _run(site: Path, code: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_another_package_adds_a_task_through_its_entry_point(tmp_path: Path) -> None:
     _install_another_package(tmp_path)
     code = (
@@ -102,9 +92,7 @@ def test_another_package_adds_a_task_through_its_entry_point(tmp_path: Path) -> 
         "print(json.dumps({'ids': task_ids(), 'task': session.state()['task'],"
         " 'tools': observation['tools']}))\n"
     )
-    run = _run(tmp_path, code)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = python_json(code, pythonpath=tmp_path)
     assert "titration" in out["ids"] and "standard_curve" in out["ids"]
     assert out["task"] == "titration" and "submit_standard_curve" in out["tools"]
 
@@ -112,7 +100,7 @@ def test_another_package_adds_a_task_through_its_entry_point(tmp_path: Path) -> 
 def test_an_entry_point_whose_class_has_another_id_is_refused(tmp_path: Path) -> None:
     _install_another_package(tmp_path, name="misnamed")
     code = "from labtools.session import load_task\nload_task('misnamed')\n"
-    run = _run(tmp_path, code)
+    run = run_python(code, pythonpath=tmp_path)
     assert run.returncode == 1
     assert "entry point 'misnamed' loads a task whose id is 'titration'" in run.stderr
 

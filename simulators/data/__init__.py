@@ -1,0 +1,1 @@
+"""Data files: species and kinetics parameters, each number with its source."""

@@ -26,22 +26,110 @@ A table with a ``class`` key is built by calling that import path (a class or fa
 table's other keys; ``"@name"`` refers to a top-level value, a shared object or an
 instrument defined before it, ``"@name.attr"`` to one of its attributes. Nothing here imports
 an instrument package until the file names it.
+
+Everything is checked while the file is read, before any instrument connects: TOML syntax,
+tables, references, and each table's keys against its factory's signature (introspected, so a
+key the constructor does not take is named with the ones it does). Constructors check their own
+domain (wells exist, volumes fit, channel counts) and raise :class:`ConfigError` with the key;
+this module adds the table and the file. Every failure is one ``ConfigError`` whose message
+reads ``my_lab.toml: [instruments.lh] volumes."plate_1:A1": <what is wrong>``.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
+import json
+import re
 import tomllib
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ConfigError", "LabConfig", "import_object", "load_config", "packaged"]
+__all__ = [
+    "ConfigError",
+    "LabConfig",
+    "build_config",
+    "import_object",
+    "load_config",
+    "packaged",
+    "setting_key",
+]
+
+#: the top-level keys that are not values: ``[shared.*]``, ``[instruments.*]`` and ``clock``
+_SECTIONS = ("shared", "instruments", "clock")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_KEY_CHARS = 80
+
+Key = tuple[str | int, ...]
+
+
+def setting_key(parts: Sequence[str | int]) -> str:
+    """A setting's path as TOML writes it: ``volumes."plate_1:A1"``, ``stocks[0].well``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        text = part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+        if len(text) > _KEY_CHARS:
+            text = text[: _KEY_CHARS - 2] + "…" + text[-1]
+        out += f".{text}" if out else text
+    return out
 
 
 class ConfigError(ValueError):
-    """A lab configuration that cannot be built."""
+    """A lab configuration, or one constructor setting, that cannot be used.
+
+    ``key`` is the setting's path inside its table (``("volumes", "plate_1:A1")``): a
+    constructor raising it names its argument; :func:`load_config` adds the ``table``
+    (``"instruments.lh"``) and the ``source`` file. The message is one line::
+
+        my_lab.toml: [instruments.lh] volumes."plate_1:A1": 99999 µL exceeds the well's ...
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str | Sequence[str | int] = (),
+        table: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.message = " ".join(str(message).split())
+        self.key: Key = (key,) if isinstance(key, str) else tuple(key)
+        self.table = table
+        self.source = source
+        super().__init__(self.message)
+
+    def located(
+        self,
+        *,
+        source: str | None = None,
+        table: str | None = None,
+        key: Sequence[str | int] = (),
+    ) -> ConfigError:
+        """Add where the error is (outermost last): the file and table where not yet known,
+        and ``key`` in front of the key. Returns ``self``."""
+        if self.source is None:
+            self.source = source
+        if self.table is None and table is not None:
+            self.table = table
+            self.key = (*key, *self.key)
+        return self
+
+    def __str__(self) -> str:
+        where = []
+        if self.source is not None:
+            where.append(f"{self.source}:")
+        if self.table is not None:
+            where.append(f"[{self.table}]")
+        if self.key:
+            where.append(f"{setting_key(self.key)}:")
+        return " ".join([*where, self.message])
 
 
 class LabConfig:
@@ -55,6 +143,8 @@ class LabConfig:
 
 def import_object(path: str) -> Any:
     """``"package.module:Name"`` (or ``"package.module:Class.factory"``) → the object."""
+    if not isinstance(path, str):
+        raise ConfigError(f"a class is named by a 'module:name' string, not {type(path).__name__}")
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
         raise ConfigError(f"{path!r} is not 'module:name'")
@@ -83,57 +173,210 @@ def packaged(reference: str) -> Traversable:
 
 
 def load_config(path: str | Path | Traversable, **overrides: Any) -> LabConfig:
-    """Read and build a lab configuration; ``overrides`` replace top-level values."""
+    """Read, check and build a lab configuration; ``overrides`` replace top-level values.
+
+    Raises :class:`ConfigError` naming the file (and the table and key) for anything wrong in
+    it, before any instrument is set up (constructors do no I/O)."""
     source = Path(path) if isinstance(path, str) else path
-    with source.open("rb") as handle:
-        raw = tomllib.load(handle)
-    return build_config(raw, **overrides)
+    label = str(path)
+    try:
+        with source.open("rb") as handle:
+            raw = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"TOML syntax error: {exc}", source=label) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text: {exc.reason} at byte {exc.start}", source=label
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read it: {exc.strerror or exc}", source=label) from exc
+    try:
+        return build_config(raw, **overrides)
+    except ConfigError as exc:
+        exc.located(source=label)
+        raise
 
 
-def build_config(raw: dict[str, Any], **overrides: Any) -> LabConfig:
-    names: dict[str, Any] = {
-        k: v for k, v in raw.items() if k not in ("shared", "instruments", "clock")
-    }
+def build_config(raw: Mapping[str, Any], **overrides: Any) -> LabConfig:
+    """Build a configuration already parsed from TOML (see :func:`load_config`)."""
+    names: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in _SECTIONS:
+            continue
+        if isinstance(value, dict):
+            raise ConfigError(
+                f"unknown table [{key}]; a configuration has top-level values, "
+                "[shared.<name>] and [instruments.<name>] tables"
+            )
+        names[key] = value
     unknown = set(overrides) - set(names)
     if unknown:
-        raise ConfigError(f"no top-level setting {sorted(unknown)} to override")
+        raise ConfigError(
+            f"no top-level setting {sorted(unknown)} to override; "
+            f"top-level settings: {', '.join(names) or 'none'}"
+        )
     names.update(overrides)
     shared: dict[str, Any] = {}
-    for key, table in raw.get("shared", {}).items():
-        shared[key] = names[key] = _build(table, names, f"shared.{key}")
+    for key, table in _section(raw, "shared").items():
+        _unique(key, names, f"shared.{key}")
+        shared[key] = names[key] = _build(table, names, f"shared.{key}", ())
     instruments: dict[str, Any] = {}
-    for key, table in raw.get("instruments", {}).items():
+    for key, table in _section(raw, "instruments").items():
+        where = f"instruments.{key}"
+        _unique(key, names, where)
         if not isinstance(table, dict) or "class" not in table:
-            raise ConfigError(f"instruments.{key} needs a 'class'")
-        instruments[key] = names[key] = _build({**table, "name": key}, names, f"instruments.{key}")
+            raise ConfigError("needs a 'class' (the import path of its driver)", table=where)
+        if "name" in table:
+            raise ConfigError(
+                f"an instrument is named by its table ({key!r}); remove 'name'",
+                key="name",
+                table=where,
+            )
+        built = _build({**table, "name": key}, names, where, (), given=("name",))
+        _check_instrument(built, where)
+        instruments[key] = names[key] = built
     if not instruments:
         raise ConfigError("the configuration names no instruments")
-    clock = _resolve(raw["clock"], names, "clock") if "clock" in raw else None
+    clock = None
+    if "clock" in raw:
+        reference = raw["clock"]
+        if not (isinstance(reference, str) and reference.startswith("@")):
+            raise ConfigError(
+                f"names an object, e.g. '@world.clock', not {reference!r}", key="clock"
+            )
+        clock = _resolve(reference, names, None, ("clock",))
+    if clock is not None and not callable(getattr(clock, "now", None)):
+        raise ConfigError(f"{type(clock).__name__} is not a clock (it has no now())", key="clock")
     return LabConfig(instruments, shared, clock)
 
 
-def _build(value: Any, names: dict[str, Any], where: str) -> Any:
+def _unique(key: str, names: Mapping[str, Any], where: str) -> None:
+    if key in names:
+        raise ConfigError(
+            f"{key!r} is defined twice (as a top-level value or shared object too); "
+            "'@name' must name one thing",
+            table=where,
+        )
+
+
+def _section(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    section = raw.get(name, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{name} must be tables, [{name}.<name>]", key=name)
+    return section
+
+
+def _check_instrument(built: Any, where: str) -> None:
+    from labtools.instrument import Instrument
+
+    if not isinstance(built, Instrument):
+        raise ConfigError(
+            f"its class builds a {type(built).__name__}, not a labtools Instrument",
+            key="class",
+            table=where,
+        )
+
+
+def _build(
+    value: Any, names: dict[str, Any], table: str, key: Key, given: Sequence[str] = ()
+) -> Any:
     if isinstance(value, dict):
-        built = {k: _build(v, names, f"{where}.{k}") for k, v in value.items() if k != "class"}
         if "class" not in value:
-            return built
-        factory = import_object(value["class"])
+            return {k: _build(v, names, table, (*key, k)) for k, v in value.items()}
         try:
-            return factory(**built)
-        except TypeError as exc:
-            raise ConfigError(f"{where}: {exc}") from exc
+            factory = import_object(value["class"])
+        except ConfigError as exc:
+            exc.located(table=table, key=(*key, "class"))
+            raise
+        settings = {k: v for k, v in value.items() if k != "class"}
+        _check_settings(factory, settings, table, key, given)
+        built = {k: _build(v, names, table, (*key, k)) for k, v in settings.items()}
+        return _call(factory, built, table, key)
     if isinstance(value, list):
-        return [_build(v, names, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_build(v, names, table, (*key, i)) for i, v in enumerate(value)]
     if isinstance(value, str) and value.startswith("@"):
-        return _resolve(value, names, where)
+        return _resolve(value, names, table, key)
     return value
 
 
-def _resolve(reference: str, names: dict[str, Any], where: str) -> Any:
+def _name_of(factory: Any) -> str:
+    return getattr(factory, "__qualname__", None) or type(factory).__name__
+
+
+def _check_settings(
+    factory: Callable[..., Any],
+    settings: Mapping[str, Any],
+    table: str,
+    key: Key,
+    given: Sequence[str],
+) -> None:
+    """The table's keys against the factory's signature: none it does not take, none it needs
+    missing. ``given``: keys the loader supplies itself (an instrument's ``name``)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return
+    params = list(signature.parameters.values())
+    by_keyword = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    accepted = [p.name for p in by_keyword]
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        unknown = [k for k in settings if k not in accepted]
+        if unknown:
+            takes = [n for n in accepted if n not in given]
+            close = difflib.get_close_matches(unknown[0], takes, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            others = f" (nor {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else ""
+            if unknown[0] in given:
+                others += ", which every instrument is built with"
+            takes_text = f"it takes: {', '.join(takes)}" if takes else "it takes no settings"
+            raise ConfigError(
+                f"{_name_of(factory)} takes no {unknown[0]!r}{others}; {guess}{takes_text}",
+                key=(*key, unknown[0]),
+                table=table,
+            )
+    missing = [
+        p.name
+        for p in params
+        if p.default is p.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        and p.name not in settings
+    ]
+    if missing:
+        raise ConfigError(
+            f"{_name_of(factory)} needs {', '.join(map(repr, missing))}", key=key, table=table
+        )
+
+
+def _call(factory: Callable[..., Any], built: dict[str, Any], table: str, key: Key) -> Any:
+    """Build one object; what its constructor refuses becomes a ConfigError at ``table``."""
+    try:
+        return factory(**built)
+    except ConfigError as exc:
+        exc.located(table=table, key=key)
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{_name_of(factory)}: {exc}", key=key, table=table) from exc
+    except LookupError as exc:
+        raise ConfigError(
+            f"{_name_of(factory)}: {type(exc).__name__} {exc}", key=key, table=table
+        ) from exc
+
+
+def _resolve(reference: str, names: dict[str, Any], table: str | None, key: Key) -> Any:
     head, *attrs = reference.removeprefix("@").split(".")
     if head not in names:
-        raise ConfigError(f"{where}: {reference!r} names nothing defined before it")
+        defined = ", ".join(f"@{n}" for n in names) or "nothing"
+        raise ConfigError(
+            f"{reference!r} names nothing defined before it; defined: {defined}",
+            key=key,
+            table=table,
+        )
     value = names[head]
     for attr in attrs:
-        value = getattr(value, attr)
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise ConfigError(
+                f"{reference!r}: a {type(value).__name__} has no {attr!r}", key=key, table=table
+            ) from None
     return value

@@ -12,7 +12,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from labtools.config import load_config, packaged
+from labtools.config import ConfigError, load_config, packaged
 from labtools.errors import InstrumentError, ToolError, UnknownResource, UnknownTool
 from labtools.export import render
 from labtools.instrument import Instrument
@@ -84,7 +84,14 @@ class Lab:
         """A lab from a TOML configuration file (a path, or a file inside a package from
         :func:`labtools.config.packaged`); ``overrides`` replace its top-level values."""
         config = load_config(path, **overrides)
-        return cls(config.instruments, journal=journal, clock=config.clock, shared=config.shared)
+        try:
+            return cls(
+                config.instruments, journal=journal, clock=config.clock, shared=config.shared
+            )
+        except ConfigError:
+            raise
+        except ValueError as exc:  # instruments or tools the lab cannot hold side by side
+            raise ConfigError(str(exc), source=str(path)) from exc
 
     @classmethod
     def virtual(cls, seed: int = 0, *, journal: Journal | str | Path | None = None) -> Lab:

@@ -29,7 +29,6 @@ from pylabrobot.resources import (
     Container,
     Coordinate,
     Deck,
-    ItemizedResource,
     ResourceHolder,
     STARLetDeck,
     biorad_384_wellplate_50uL_Vb,
@@ -39,6 +38,9 @@ from pylabrobot.resources import (
     nest_12_troughplate_15000uL_Vb,
 )
 
+from labtools.config import ConfigError
+from labtools.drivers.pylabrobot.naming import ContainerNames
+from labtools.errors import UnknownResource, brief
 from labtools.simulators.world import World
 
 __all__ = ["VirtualDeck", "build_deck", "virtual_deck"]
@@ -59,9 +61,17 @@ class VirtualDeck:
     reader: PlateReader
 
 
-def virtual_deck(world: World, reader_backend: PlateReaderBackend) -> VirtualDeck:
-    """A fresh copy of the virtual deck, its reader driven by ``reader_backend``, and PLR's
-    volume trackers set to the world's labelled containers (the labels' nominal volumes)."""
+def virtual_deck(world: World, reader_backend: PlateReaderBackend | None = None) -> VirtualDeck:
+    """A fresh copy of the virtual deck, its reader driven by ``reader_backend`` (``None``: a
+    reader that cannot read, for labs that only pipette), and PLR's volume trackers set to the
+    world's labelled containers (the labels' nominal volumes).
+
+    A stock that is not on the deck or does not fit its container is a
+    :class:`~labtools.config.ConfigError` (key ``world``)."""
+    if not isinstance(world, World):
+        raise ConfigError(f"needs a World, not a {type(world).__name__}", key="world")
+    if reader_backend is not None:
+        _check_backend(reader_backend)
     deck = copy.deepcopy(_template())
     # The Hamilton deck re-checks the safe z height of a whole plate (every well's absolute
     # position) each time one is assigned: ~0.1 s per plate move, for a warning that cannot
@@ -82,6 +92,8 @@ def _template() -> Deck:
 
 def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
     """Build the virtual deck from scratch (~0.35 s); the reader's backend may be set later."""
+    if reader_backend is not None:
+        _check_backend(reader_backend)
     deck = STARLetDeck()
     tips = TIP_CAR_480_A00(name="tip_carrier")
     tips[0] = hamilton_96_tiprack_300uL(name="tips_300ul")
@@ -100,6 +112,14 @@ def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
     )  # type: ignore[arg-type]  # set per copy
     deck.assign_child_resource(reader, location=Coordinate(560.0, 100.0, 100.0))
     return deck
+
+
+def _check_backend(reader_backend: object) -> None:
+    if not isinstance(reader_backend, PlateReaderBackend):
+        raise ConfigError(
+            f"needs a PyLabRobot PlateReaderBackend, not a {type(reader_backend).__name__}",
+            key="reader_backend",
+        )
 
 
 def _cuvette_holder() -> ResourceHolder:
@@ -129,22 +149,24 @@ def _cuvette_holder() -> ResourceHolder:
 
 def _believe_stocks(deck: Deck, world: World) -> None:
     """Set PLR's belief (volume trackers) for every labelled container of the world."""
+    names = ContainerNames(deck)
+    filled = []  # all checked before any tracker is set
     for ref in world.labels:
-        container = _container(deck, ref)
+        try:
+            container, _ = names.resolve(ref)
+        except UnknownResource as exc:
+            raise ConfigError(
+                f"the world's stock {brief(ref)} is not on the virtual deck: "
+                f"{exc.message}; {exc.hint}",
+                key="world",
+            ) from None
         volume = world.peek(ref).volume_ul
         if volume > container.max_volume:
-            raise ValueError(f"stock {ref}: {volume:g} µL exceeds its {container.max_volume:g} µL")
+            raise ConfigError(
+                f"the world's stock {ref}: {volume:g} µL exceeds the container's capacity of "
+                f"{container.max_volume:g} µL",
+                key="world",
+            )
+        filled.append((container, volume))
+    for container, volume in filled:
         container.tracker.set_volume(volume)
-
-
-def _container(deck: Deck, ref: str) -> Container:
-    name, _, well = ref.partition(":")
-    labware = deck.get_resource(name) if deck.has_resource(name) else None
-    if well and isinstance(labware, ItemizedResource):
-        try:
-            labware = labware.get_item(well)
-        except IndexError:
-            labware = None
-    if not isinstance(labware, Container):
-        raise ValueError(f"the world's labelled container {ref!r} is not on the virtual deck")
-    return labware

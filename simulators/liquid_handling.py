@@ -40,9 +40,12 @@ from pylabrobot.liquid_handling.standard import (
     SingleChannelAspiration,
     SingleChannelDispense,
 )
-from pylabrobot.resources import Container, ItemizedResource, Tip, Trash
+from pylabrobot.resources import Container, Tip, Trash
 from pylabrobot.resources.errors import NoTipError
 
+from labtools.config import ConfigError
+from labtools.drivers.pylabrobot.naming import container_key
+from labtools.errors import brief
 from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
 from labtools.simulators.world import Mixture, World
 
@@ -115,10 +118,13 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     ) -> None:
         super().__init__()
         if isinstance(num_channels, bool) or not isinstance(num_channels, int) or num_channels < 1:
-            raise ValueError(f"num_channels must be a positive integer, not {num_channels!r}")
-        if float(channel_class) not in ISO_8655_2:
-            raise ValueError(
-                f"channel_class must be one of {sorted(ISO_8655_2)} µL, not {channel_class!r}"
+            raise ConfigError(
+                f"must be a positive integer, not {brief(num_channels)}", key="num_channels"
+            )
+        if isinstance(channel_class, bool) or float(channel_class) not in ISO_8655_2:
+            raise ConfigError(
+                f"must be one of {sorted(ISO_8655_2)} µL, not {brief(channel_class)}",
+                key="channel_class",
             )
         self.world = world
         self._num_channels = num_channels
@@ -272,13 +278,7 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         """The world's name for a PLR container: ``"<plate>:<well>"`` or the container's name."""
         found = self._refs.get(id(container))
         if found is None:
-            parent = container.parent
-            ref = (
-                f"{parent.name}:{container.get_identifier()}"
-                if isinstance(parent, ItemizedResource)
-                else container.name
-            )
-            found = self._refs[id(container)] = (container, ref)
+            found = self._refs[id(container)] = (container, container_key(container))
         return found[1]
 
     def _duration(self, volume_ul: float, flow_rate: float | None) -> float:

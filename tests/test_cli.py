@@ -28,3 +28,35 @@ def test_call_runs_one_tool_and_reports_refusals_with_exit_code_1() -> None:
     assert json.loads(bad.stdout)["error"]["code"] == "invalid_arguments"
     garbage = run("call", "lh_get_deck", "{not json")
     assert garbage.returncode == 2 and json.loads(garbage.stdout)["error"]["field"] == ""
+
+
+def test_a_bad_lab_file_is_one_stderr_line_and_exit_code_2_for_every_command(tmp_path) -> None:
+    """8 channels asked of a 4-channel backend: refused as the file is read, by each command."""
+    from importlib import resources
+
+    text = (resources.files("labtools.simulators") / "virtual_lab.toml").read_text("utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        text.replace('world = "@world" }', 'world = "@world", num_channels = 4 }\nchannels = 8')
+    )
+    expected = (
+        f"labtools: {bad}: [instruments.lh] channels: 8 channels, but the backend "
+        "(PhysicsLiquidHandlerBackend) has 4"
+    )
+    for command in (
+        ("tools", "--lab", str(bad)),
+        ("call", "--lab", str(bad), "lh_get_deck", "{}"),
+        ("serve", "--lab", str(bad)),
+    ):
+        result = run(*command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.splitlines() == [expected], command
+        assert result.stdout == ""
+    syntax = tmp_path / "syntax.toml"
+    syntax.write_text("seed = \n")
+    result = run("tools", "--lab", str(syntax))
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == f"labtools: {syntax}: TOML syntax error: Invalid value (at line 1, column 8)\n"
+    )

@@ -22,6 +22,7 @@ Configuration (TOML), e.g.::
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -30,8 +31,9 @@ from typing import Any
 import pint
 from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
 from pylabrobot.liquid_handling import LiquidHandlerBackend
-from pylabrobot.resources import Container, Deck, Tip, TipRack
+from pylabrobot.resources import Container, Deck, ItemizedResource, Tip, TipRack
 
+from labtools.config import ConfigError
 from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
@@ -43,8 +45,9 @@ from labtools.errors import (
     Interlock,
     InvalidArguments,
     NotSupported,
-    OutOfRange,
     PreconditionFailed,
+    UnknownResource,
+    brief,
 )
 from labtools.instrument import DataSnapshot
 from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
@@ -86,12 +89,16 @@ class PLRLiquidHandler(LiquidHandler):
 
     ``deck``: the PLR deck (tip racks, plates, containers, trash, plate sites and readers).
     ``backend``: any PLR ``LiquidHandlerBackend``. ``channels``: how many channels the tools
-    offer; by default the backend's count (real backends learn it only in setup, so give it).
+    offer; by default the backend's count (real backends learn it only in setup, so give it),
+    never more than the backend's.
     ``labels``: container name → label of its contents (stocks), shown by ``get_deck``.
     ``volumes``: container name → the volume (µL) in it when the lab starts (what the operator
-    filled; the handler's belief from then on is PLR's volume tracking).
+    filled; the handler's belief from then on is PLR's volume tracking), within its capacity.
     ``tip_types``: tip type name → ``[min, max]`` µL per aspiration; ``max`` is the nominal
     volume of that type's PLR tips. No I/O here: :meth:`setup` connects.
+
+    Settings that cannot be used raise :class:`~labtools.config.ConfigError` naming the setting
+    (``volumes."plate_1:A1"``), before anything is changed.
     """
 
     def __init__(
@@ -106,24 +113,39 @@ class PLRLiquidHandler(LiquidHandler):
         tip_types: Mapping[str, Sequence[float]] = DEFAULT_TIP_TYPES,
     ) -> None:
         super().__init__(name)
+        if not isinstance(deck, Deck):
+            raise ConfigError(f"needs a PyLabRobot Deck, not a {type(deck).__name__}", key="deck")
+        if not isinstance(backend, LiquidHandlerBackend):
+            raise ConfigError(
+                f"needs a PyLabRobot LiquidHandlerBackend, not a {type(backend).__name__}",
+                key="backend",
+            )
         # a simulator backend says so; PLR's own chatterboxes and simulators by their names
         self.simulated = bool(getattr(backend, "simulated", False)) or any(
             word in type(backend).__name__ for word in ("Chatterbox", "Simulator")
         )
-        count = channels if channels is not None else _backend_channels(backend)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"channels must be a positive integer, not {count!r}")
         self._types = _tip_types(tip_types)
-        self.limits = LiquidHandlerLimits(channels=count, tip_types=tuple(self._types.values()))
-        self.labels: dict[str, str] = dict(labels or {})
+        self.limits = LiquidHandlerLimits(
+            channels=_channel_count(channels, backend), tip_types=tuple(self._types.values())
+        )
         self.plr = PLRFrontEnd(backend=backend, deck=deck)
         self.view = DeckView(deck)
         self._dead: dict[int, float] = {}
         # racks whose tips have no configured type (e.g. a STAR's teaching needles) are not offered
         self.view.tip_racks = [r for r in self.view.tip_racks if self._usable(r)]
+        self.labels: dict[str, str] = {}
+        for ref, label in (labels or {}).items():
+            if not isinstance(label, str):
+                raise ConfigError(
+                    f"a label is text, not {type(label).__name__}", key=("labels", ref)
+                )
+            self.labels[self._configured(ref, "labels")[1]] = label
+        filled = []  # all checked before any tracker is set
         for ref, microliters in (volumes or {}).items():
-            container, _ = self.view.container(ref, f"volumes/{ref}")
-            container.tracker.set_volume(float(microliters))
+            container, _ = self._configured(ref, "volumes")
+            filled.append((container, _initial_volume(microliters, container, ref)))
+        for container, microliters in filled:
+            container.tracker.set_volume(microliters)
 
     # -- lifetime ------------------------------------------------------------------------------
     async def setup(self) -> None:
@@ -268,13 +290,6 @@ class PLRLiquidHandler(LiquidHandler):
         ul = magnitude(volume, UL)
         container, ref = self.view.container(well, "/well")
         tip = self._mounted(channel)
-        cycle_range = self.limits.mix_cycles
-        if not cycle_range.contains(cycles):
-            raise OutOfRange(
-                f"{cycles} mix cycles is outside the allowed range",
-                field="/cycles",
-                hint=f"allowed: {cycle_range.describe()}",
-            )
         self._check_draw(channel, tip, container, ref, ul, volume)
         for cycle in range(cycles):
             await self._aspirate(channel, container, ul)
@@ -373,6 +388,14 @@ class PLRLiquidHandler(LiquidHandler):
         }
 
     # -- helpers -------------------------------------------------------------------------------
+    def _configured(self, ref: str, setting: str) -> tuple[Container, str]:
+        """The container a constructor setting names (``labels``, ``volumes``), or the
+        :class:`ConfigError` naming the setting and the key."""
+        try:
+            return self.view.names.resolve(ref)
+        except UnknownResource as exc:
+            raise ConfigError(f"{exc.message}; {exc.hint}", key=(setting, ref)) from None
+
     def _channels(self, channels: Sequence[int]) -> list[int]:
         chans = list(channels)
         if not chans:
@@ -383,12 +406,6 @@ class PLRLiquidHandler(LiquidHandler):
             )
         seen: set[int] = set()
         for i, ch in enumerate(chans):
-            if not self.limits.channel.contains(ch):
-                raise OutOfRange(
-                    f"there is no channel {ch}",
-                    field=f"/channels/{i}",
-                    hint=f"channels: {self.limits.channel.describe()}",
-                )
             if ch in seen:
                 raise InvalidArguments(
                     f"channel {ch} is listed twice",
@@ -407,12 +424,6 @@ class PLRLiquidHandler(LiquidHandler):
         return tracker
 
     def _mounted(self, channel: int) -> Tip:
-        if not self.limits.channel.contains(channel):
-            raise OutOfRange(
-                f"there is no channel {channel}",
-                field="/channel",
-                hint=f"channels: {self.limits.channel.describe()}",
-            )
         tracker = self.plr.head.get(channel)
         if tracker is None or not tracker.has_tip:
             raise PreconditionFailed(
@@ -521,29 +532,65 @@ def _spread(container: Container) -> str:
     return "wide" if container.no_go_zones else "custom"
 
 
-def _backend_channels(backend: LiquidHandlerBackend) -> int:
+def _channel_count(channels: int | None, backend: LiquidHandlerBackend) -> int:
+    """The channels the tools offer: ``channels`` if given (at most the backend's, where it
+    knows its count before setup), else the backend's count."""
     try:
-        count = backend.num_channels
+        have = backend.num_channels
     except (RuntimeError, AttributeError):  # STAR, Vantage, EVO: known only after setup
-        count = None
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(
-            f"{type(backend).__name__} does not know its channel count before setup; "
-            "give channels = <count>"
+        have = None
+    known = have if isinstance(have, int) and not isinstance(have, bool) and have >= 1 else None
+    if channels is None:
+        if known is None:
+            raise ConfigError(
+                f"{type(backend).__name__} does not know its channel count before setup; "
+                "give channels = <count>",
+                key="channels",
+            )
+        return known
+    if isinstance(channels, bool) or not isinstance(channels, int) or channels < 1:
+        raise ConfigError(f"must be a positive integer, not {brief(channels)}", key="channels")
+    if known is not None and channels > known:
+        raise ConfigError(
+            f"{channels} channels, but the backend ({type(backend).__name__}) has {known}",
+            key="channels",
         )
-    return count
+    return channels
+
+
+def _initial_volume(microliters: object, container: Container, ref: str) -> float:
+    """A configured starting volume (µL): a finite number from 0 to the container's capacity."""
+    key = ("volumes", ref)
+    if isinstance(microliters, bool) or not isinstance(microliters, int | float):
+        raise ConfigError(f"a volume is a number of µL, not {type(microliters).__name__}", key=key)
+    value = float(microliters)
+    capacity = float(container.max_volume)
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{microliters:g} µL is not a volume (0 µL or more)", key=key)
+    if value > capacity:
+        what = "well" if isinstance(container.parent, ItemizedResource) else "container"
+        raise ConfigError(
+            f"{microliters:g} µL exceeds the {what}'s capacity of {capacity:g} µL", key=key
+        )
+    return value
 
 
 def _tip_types(raw: Mapping[str, Sequence[float]]) -> dict[float, TipType]:
     """Tip types keyed by their largest volume (the nominal volume of their PLR tips)."""
     out: dict[float, TipType] = {}
     for name, bounds in raw.items():
-        if len(bounds) != 2 or not 0 < float(bounds[0]) <= float(bounds[1]):
-            raise ValueError(f"tip type {name!r}: give [min, max] µL with 0 < min <= max")
-        low, high = float(bounds[0]), float(bounds[1])
+        key = ("tip_types", name)
+        try:
+            low, high = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            low = high = math.nan
+        if not 0 < low <= high < math.inf:
+            raise ConfigError(
+                f"give [min, max] µL with 0 < min <= max, not {brief(bounds)}", key=key
+            )
         if high in out:
-            raise ValueError(f"tip types {out[high].name!r} and {name!r} share {high:g} µL")
+            raise ConfigError(f"{out[high].name!r} also has {high:g} µL tips", key=key)
         out[high] = TipType(name, Range(low, high, UL))
     if not out:
-        raise ValueError("configure at least one tip type")
+        raise ConfigError("configure at least one tip type", key="tip_types")
     return out

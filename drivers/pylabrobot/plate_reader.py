@@ -27,9 +27,11 @@ from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
 from pylabrobot.plate_reading import PlateReaderChatterboxBackend
 from pylabrobot.plate_reading.agilent import BioTekPlateReaderBackend
 from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import Plate, Well
+from pylabrobot.resources import Deck, Plate, Well
 from pylabrobot.resources.errors import ResourceNotFoundError
 
+from labtools.config import ConfigError
+from labtools.drivers.pylabrobot.naming import grid_position, items_by_identifier
 from labtools.drivers.pylabrobot.reader_calls import Grid, ReadCalls
 from labtools.drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
 from labtools.errors import (
@@ -38,6 +40,7 @@ from labtools.errors import (
     OutOfRange,
     PreconditionFailed,
     UnknownResource,
+    brief,
 )
 from labtools.instrument import DataSnapshot
 from labtools.instruments import PlateReader, PlateReaderLimits
@@ -121,12 +124,22 @@ class PLRPlateReader(PlateReader):
         focal_height: float = DEFAULT_FOCAL_HEIGHT_MM,
     ) -> None:
         super().__init__(name)
-        if not (
-            isinstance(focal_height, int | float)
-            and math.isfinite(focal_height)
-            and focal_height > 0
+        if not isinstance(reader, PLRPlateReaderFrontEnd):
+            raise ConfigError(
+                f"needs a PyLabRobot PlateReader, not a {type(reader).__name__}", key="reader"
+            )
+        if limits is not None and not isinstance(limits, PlateReaderLimits):
+            raise ConfigError(
+                f"needs PlateReaderLimits, not a {type(limits).__name__}", key="limits"
+            )
+        if (
+            isinstance(focal_height, bool)
+            or not isinstance(focal_height, int | float)
+            or not (math.isfinite(focal_height) and focal_height > 0)
         ):
-            raise ValueError(f"focal_height must be a positive number of mm, not {focal_height}")
+            raise ConfigError(
+                f"must be a positive number of mm, not {brief(focal_height)}", key="focal_height"
+            )
         self.reader = reader
         self.limits = limits or limits_for(reader.backend)
         self.calls = ReadCalls(reader, float(focal_height))
@@ -140,10 +153,31 @@ class PLRPlateReader(PlateReader):
         )
 
     @classmethod
-    def on_deck(cls, name: str, deck: Any, reader: str = "reader", **kwargs: Any) -> PLRPlateReader:
+    def on_deck(
+        cls,
+        name: str,
+        deck: Deck,
+        reader: str = "reader",
+        *,
+        limits: PlateReaderLimits | None = None,
+        focal_height: float = DEFAULT_FOCAL_HEIGHT_MM,
+    ) -> PLRPlateReader:
         """The driver for the PLR plate reader named ``reader`` on a liquid handler's deck (so
         the gripper can move plates into it); for lab configurations."""
-        return cls(name, deck.get_resource(reader), **kwargs)
+        if not isinstance(deck, Deck):
+            raise ConfigError(f"needs a PyLabRobot Deck, not a {type(deck).__name__}", key="deck")
+        found = deck.get_resource(reader) if deck.has_resource(reader) else None
+        if not isinstance(found, PLRPlateReaderFrontEnd):
+            readers = [
+                r.name for r in deck.get_all_resources() if isinstance(r, PLRPlateReaderFrontEnd)
+            ]
+            what = "no resource" if found is None else f"a {type(found).__name__}, not a reader,"
+            raise ConfigError(
+                f"the deck has {what} named {brief(reader)}; "
+                f"plate readers on it: {', '.join(readers) or 'none'}",
+                key="reader",
+            )
+        return cls(name, found, limits=limits, focal_height=focal_height)
 
     @property
     def backend_name(self) -> str:
@@ -262,10 +296,12 @@ class PLRPlateReader(PlateReader):
             plates = _plates_under(root)
             known = f"plates: {', '.join(plates)}; " if plates else ""
             raise UnknownResource(
-                f"no plate named {name!r}", field="/plate", hint=f"{known}{inside}"
+                f"no plate named {brief(name)}", field="/plate", hint=f"{known}{inside}"
             )
         hint = MOVE_HINT if held is None else f"{inside}; move it out first, then {MOVE_HINT}"
-        raise PreconditionFailed(f"plate {name!r} is not in the reader", field="/plate", hint=hint)
+        raise PreconditionFailed(
+            f"plate {brief(name)} is not in the reader", field="/plate", hint=hint
+        )
 
     @staticmethod
     def _chosen(index: _PlateIndex, wells: list[str]) -> list[Well] | None:
@@ -276,23 +312,10 @@ class PLRPlateReader(PlateReader):
 
 
 def _build_index(plate: Plate) -> _PlateIndex:
-    wells = plate.get_all_items()
-    position: dict[str, tuple[int, int]] = {}
-    by_name: dict[str, Well] = {}
-    for well in wells:
-        ident = plate.get_child_identifier(well)
-        position[ident] = (_row_of(ident), int(ident.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) - 1)
-        by_name[ident] = well
+    by_name = items_by_identifier(plate)
+    position = {ident: grid_position(ident) for ident in by_name}
     ordered = sorted(position, key=position.__getitem__)
     return _PlateIndex(plate, ordered, by_name, position)
-
-
-def _row_of(ident: str) -> int:
-    letters = ident.rstrip("0123456789")
-    value = 0
-    for ch in letters:
-        value = value * 26 + (ord(ch) - ord("A") + 1)
-    return value - 1
 
 
 def _plates_under(root: Any, limit: int = 8) -> list[str]:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from labtools.cli import catalog, demo, episodes, serve
+from labtools.config import ConfigError
 
 #: subcommand modules; each has ``register(subparsers)`` setting ``func`` on its parser
 COMMANDS = (catalog, demo, serve, episodes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; a lab configuration that cannot be used is one line on stderr
+    (``labtools: <file>: [table] key: ...``) and exit status 2, whichever command read it."""
     parser = argparse.ArgumentParser(
         prog="labtools",
         description="Unit-checked tools for laboratory instruments, real or virtual.",
@@ -20,4 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module in COMMANDS:
         module.register(sub)
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 2

@@ -17,12 +17,13 @@ from typing import Annotated
 import pint
 from typing_extensions import TypedDict
 
-from labtools.errors import OutOfRange, UnknownResource
+from labtools.errors import OutOfRange, UnknownResource, brief
 from labtools.instrument import Instrument
 from labtools.tool import Arg, tool
 from labtools.units import Duration, QuantityJSON, Range, Wavelength, magnitude, qty
 
 __all__ = [
+    "MONOCHROMATOR_ABSORBANCE",
     "AbsorbanceReading",
     "AbsorbanceSpectrum",
     "FluorescenceReading",
@@ -35,12 +36,17 @@ __all__ = [
 
 NM = "nanometer"
 
+#: absorbance range of a typical UV-Vis monochromator plate reader (nm) [A]: the limits of a
+#: reader whose PLR backend states none, and the simulated reader's monochromator
+#: (``labtools.simulators.plate_reading.ReaderConstants``)
+MONOCHROMATOR_ABSORBANCE = Range(230, 1000, NM)
+
 
 @dataclass(frozen=True)
 class PlateReaderLimits:
     """Optical ranges of the reader (nm) and the largest spectrum it reads in one call."""
 
-    absorbance: Range = Range(230, 1000, NM)
+    absorbance: Range = MONOCHROMATOR_ABSORBANCE
     excitation: Range = Range(250, 850, NM)
     emission: Range = Range(280, 850, NM)
     spectrum_step: Range = Range(1, 50, NM)
@@ -298,7 +304,7 @@ class PlateReader(Instrument):
         for i, well in enumerate(wells):
             if well not in known:
                 raise UnknownResource(
-                    f"plate {plate!r} has no well {well!r}",
+                    f"plate {brief(plate)} has no well {brief(well)}",
                     field=f"/wells/{i}",
                     hint=f"wells run {existing[0]}–{existing[-1]}",
                 )

@@ -111,7 +111,7 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
 
     # -- reads ---------------------------------------------------------------------------------
     async def read_absorbance(self, plate: Plate, wells: list[Well], wavelength: int) -> list[dict]:
-        """OD at ``wavelength`` (nm, 230–1000) of ``wells``."""
+        """OD at ``wavelength`` (nm, within the constants' wavelength range) of ``wells``."""
         nm = self._wavelength(wavelength, "wavelength")
         layout, items = self._resolve(plate, wells)
         values = self._absorbance(layout, items, np.array([nm]))[:, 0]
@@ -193,9 +193,8 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         k = self.constants
         value = float(nm)
         if not (math.isfinite(value) and k.wavelength_min_nm <= value <= k.wavelength_max_nm):
-            raise ValueError(
-                f"{name} must be within {k.wavelength_min_nm}-{k.wavelength_max_nm} nm, not {nm}"
-            )
+            low, high = k.wavelength_min_nm, k.wavelength_max_nm
+            raise ValueError(f"{name} must be within {low:g}-{high:g} nm, not {nm}")
         return value
 
     def _resolve(self, plate: Plate, wells: list[Well]) -> tuple[PlateLayout, np.ndarray]:

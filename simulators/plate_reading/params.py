@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labtools.instruments.plate_reader import MONOCHROMATOR_ABSORBANCE
+
 __all__ = ["PlateTruth", "ReaderConstants", "ReaderTruth", "draw_plate", "draw_reader"]
 
 
@@ -26,9 +28,10 @@ class ReaderConstants:
     snr0: float = 2000.0
     #: absorbance noise floor, 1 sd in OD [A; repeatability ~±0.5–1 % ±0.005 OD, physics §4 [L]]
     od_noise_floor: float = 0.001
-    #: readable wavelengths (nm) of the monochromator [A: typical UV-Vis reader, 230–1000 nm]
-    wavelength_min_nm: int = 230
-    wavelength_max_nm: int = 1000
+    #: readable wavelengths (nm) of the monochromator: labtools' typical UV-Vis reader, the
+    #: default plate-reader limits (``MONOCHROMATOR_ABSORBANCE`` [A])
+    wavelength_min_nm: float = MONOCHROMATOR_ABSORBANCE.low
+    wavelength_max_nm: float = MONOCHROMATOR_ABSORBANCE.high
     #: fluorescence: RFU for 1 nM fluorescein (ε 76,900, Φ 0.93) read 490/515 nm in a 0.541 cm
     #: column, i.e. RFU per (M⁻¹ cm⁻¹ · M · cm · Φ). [A], set so that with the background noise
     #: below the detection limit is ~15 pM, near the BioTek FLx800's 2.5 pg/mL (6.6 pM)

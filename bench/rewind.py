@@ -14,14 +14,14 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bench.timing import restore_sigint, row
 from labtools import Lab
+from labtools.units import qty
 
-
-def _ul(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "microliter"}
+_ul = partial(qty, unit="microliter")
 
 
 EPISODE: list[tuple[str, dict[str, Any]]] = [

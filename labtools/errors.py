@@ -23,22 +23,41 @@ ErrorCode = Literal[
     "not_supported",
 ]
 ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
+#: the exception class of each code, filled in as the classes below are defined
+_BY_CODE: dict[str, type[ToolError]] = {}
 
 
 def brief(value: object, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters: how an error echoes what the caller sent
     (a 1 MB well name comes back as its first few dozen characters, never whole)."""
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[: 4 * limit]  # repr of the head only: a 1 MB string is not copied twice
     try:
         text = repr(value)
     except RecursionError:
         return f"<{type(value).__name__} nested too deep>"
+    except ValueError:  # an int past Python's str-conversion digit limit
+        return f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ToolError(Exception):
-    """A tool call that was refused or failed. Raising it changes no state."""
+    """A tool call that was refused or failed. Raising it changes no state.
+
+    Each subclass that sets its own ``code`` is the class for that code (:meth:`of`).
+    """
 
     code: ClassVar[ErrorCode] = "instrument_error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            return  # a refinement of its parent's code
+        if cls.code not in ERROR_CODES:
+            raise TypeError(f"{cls.__name__}.code {cls.code!r} is not one of ErrorCode")
+        if cls.code in _BY_CODE:
+            raise TypeError(f"{cls.__name__} and {_BY_CODE[cls.code].__name__} share a code")
+        _BY_CODE[cls.code] = cls
 
     def __init__(self, message: str, *, field: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
@@ -120,21 +139,3 @@ class NotSupported(ToolError):
     """The instrument cannot do this (e.g. fluorescence on an absorbance-only reader)."""
 
     code = "not_supported"
-
-
-_BY_CODE: dict[str, type[ToolError]] = {
-    cls.code: cls
-    for cls in (
-        InvalidArguments,
-        UnitError,
-        OutOfRange,
-        UnknownTool,
-        UnknownResource,
-        PreconditionFailed,
-        Interlock,
-        InstrumentError,
-        Timeout,
-        Busy,
-        NotSupported,
-    )
-}

@@ -62,16 +62,36 @@ class Journal:
 
 
 def _dumps(event: dict[str, Any]) -> str:
+    """One strict JSON line (``allow_nan=False``). What strict JSON cannot hold is written as
+    text: a non-finite number as ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``, a key that is not
+    a string, an int too long to print, and anything nested deeper than 64 levels."""
     try:
-        return json.dumps(event, default=repr, separators=(",", ":"))
-    except (RecursionError, ValueError):
-        # Arguments nested past what json can walk: keep their shape, not their contents.
-        try:
-            shape = repr(event.get("arguments"))[:10_000]
-        except RecursionError:
-            shape = "<nested too deep to print>"
-        safe = {**event, "arguments": shape}
-        return json.dumps(safe, default=repr, separators=(",", ":"))
+        return json.dumps(event, default=repr, separators=(",", ":"), allow_nan=False)
+    except (RecursionError, ValueError, TypeError):
+        pass
+    import math
+
+    from labtools.errors import brief
+
+    def strict(value: Any, depth: int) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        if isinstance(value, int) and value.bit_length() > 14_000:
+            return brief(
+                value
+            )  # past Python's int-to-str limit (4300 digits): json cannot print it
+        if not isinstance(value, dict | list | tuple):
+            return value
+        if depth >= 64:
+            return brief(value)
+        if isinstance(value, dict):
+            return {
+                k if isinstance(k, str) else brief(k): strict(v, depth + 1)
+                for k, v in value.items()
+            }
+        return [strict(v, depth + 1) for v in value]
+
+    return json.dumps(strict(event, 0), default=repr, separators=(",", ":"), allow_nan=False)
 
 
 def read_journal(path: str | Path) -> list[dict[str, Any]]:

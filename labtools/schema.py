@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+#: a portable tool or property name; ``\Z``, not ``$``, which matches before a trailing newline
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 
 _DROPPED = frozenset({"title", "default", "examples", "$schema", "$defs", "definitions"})
 _DESCRIBED = {
@@ -83,7 +84,7 @@ def _walk(
             out["enum"] = [value]
         elif key == "properties":
             for name in value:
-                if not NAME_PATTERN.match(name):
+                if not NAME_PATTERN.fullmatch(name):
                     raise SchemaProfileError(f"{path}: property name {name!r} is not portable")
             out[key] = {k: _walk(v, defs, f"{path}/{k}", closed, seen) for k, v in value.items()}
         elif key == "items":

@@ -5,7 +5,12 @@ Binding raw JSON arguments happens in three steps, and nothing acts until all pa
 1. the exported JSON Schema, exactly (compiled with fastjsonschema; jsonschema is the reference
    the tests hold it to, and on rejection it words the error);
 2. units: each ``{value, unit}`` becomes a pint quantity (prebuilt units, no string parsing);
-3. limits: finite numbers, and every ``within`` range of the instrument's ``limits``.
+3. limits: finite numbers, each quantity within its dimension's physical bounds (nothing
+   negative but a Celsius temperature) and every ``within`` range of the instrument's
+   ``limits`` — for quantities and numbers nested in objects and arrays too, found from the
+   annotation when the spec is built.
+
+Every error echoes caller input through :func:`labtools.errors.brief`, never whole.
 """
 
 from __future__ import annotations
@@ -14,22 +19,38 @@ import collections.abc
 import difflib
 import inspect
 import math
+import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any
 
 import fastjsonschema
+import pint
+import typing_extensions
 from pydantic import Field, TypeAdapter, create_model
 
-from labtools.errors import InvalidArguments, OutOfRange, ToolError, UnitError
+from labtools.errors import InvalidArguments, OutOfRange, ToolError, UnitError, brief
 from labtools.schema import NAME_PATTERN, SchemaProfileError, portable
 from labtools.tool import Arg, Hints, ToolDecl
-from labtools.units import Dimension, Range, magnitude
+from labtools.units import Dimension, Range, ureg
 
-__all__ = ["Param", "ToolSpec", "build_spec"]
+__all__ = ["Param", "Site", "ToolSpec", "build_spec"]
 
 _EMPTY = inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class Site:
+    """A number or a ``{value, unit}`` quantity inside a ``json`` argument.
+
+    ``path`` leads from the argument to it: object keys, ``None`` for every item of an array
+    (or value of a map). ``dimension`` is ``None`` for a plain number.
+    """
+
+    path: tuple[str | None, ...]
+    dimension: Dimension | None
 
 
 @dataclass(frozen=True)
@@ -43,6 +64,8 @@ class Param:
     kind: str  # "quantity", "integer", "integers", "number" or "json"
     within: Range | None
     default: Any
+    #: for kind "json": the numbers and quantities inside, checked like top-level ones
+    sites: tuple[Site, ...] = ()
 
 
 @dataclass(eq=False)
@@ -71,7 +94,7 @@ class ToolSpec:
         except fastjsonschema.JsonSchemaException as exc:
             raise self.schema_error(arguments, exc) from None
         except (RecursionError, TypeError, ValueError) as exc:
-            raise InvalidArguments(f"arguments are not JSON: {exc}", field="") from None
+            raise _not_json(arguments, exc) from None
         checked = typing.cast(dict[str, Any], arguments)  # an object, per the schema
         return {param.name: _convert(param, checked[param.name]) for param in self.params}
 
@@ -87,27 +110,31 @@ class ToolSpec:
         """The first schema violation, worded for an LLM."""
         import jsonschema  # the reference validator words errors; only rejections pay its import
 
+        foreign = _foreign_key(arguments)
+        if foreign is not None:
+            return foreign
         validator = jsonschema.Draft202012Validator(self.input_schema)
         try:
             errors = list(validator.iter_errors(arguments))
-        except RecursionError:
+        except (RecursionError, TypeError, ValueError):
             errors = []
         # An unknown argument explains a missing one better than the reverse ('wel' for 'well').
         unknown = [e for e in errors if e.validator == "additionalProperties"]
         error = jsonschema.exceptions.best_match(unknown or errors)
         if error is None:  # jsonschema could not walk the arguments: use the compiled check's words
-            message = getattr(fallback, "message", str(fallback))
+            message = getattr(fallback, "message", None) or "arguments do not match the schema"
             where = message.split(" ", 1)[0].removeprefix("data")
             return InvalidArguments(
-                f"arguments do not match the schema: {message.replace('data.', '', 1)}",
-                field=where.replace(".", "/"),
+                f"arguments do not match the schema: {_cut(message.replace('data.', '', 1))}",
+                field=_cut(re.sub(r"\[(\d+)\]", r".\1", where).replace(".", "/")),
+                hint=f"arguments: {', '.join(p.name for p in self.params)}",
             )
         return self._word(error, arguments)
 
     def _word(self, error: Any, arguments: object) -> ToolError:
         """``error``: the jsonschema ``ValidationError`` to explain."""
         path = list(error.absolute_path)
-        pointer = "".join(f"/{_escape(p)}" for p in path)
+        pointer = _pointer(path)
         names = [p.name for p in self.params]
         if not path and not isinstance(arguments, dict):
             hint = "decode the JSON text first" if isinstance(arguments, str) else None
@@ -119,28 +146,32 @@ class ToolSpec:
         if error.validator == "additionalProperties":
             extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             allowed = list(error.schema.get("properties", {}))
-            close = difflib.get_close_matches(extra[0], allowed, n=1) if extra else []
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            close = _close(extra[0], allowed) if extra else None
+            hint = f"did you mean {close!r}? " if close else ""
+            listed = ", ".join(brief(e) for e in extra[:3]) + (", …" if len(extra) > 3 else "")
             return InvalidArguments(
-                f"unknown argument {', '.join(map(repr, extra))}",
-                field=f"{pointer}/{_escape(extra[0])}" if extra else pointer,
+                f"unknown argument {listed}",
+                field=_pointer([*path, extra[0]]) if extra else pointer,
                 hint=f"{hint}arguments: {', '.join(allowed)}",
             )
         if error.validator == "required":
             missing = [n for n in error.schema.get("required", []) if n not in error.instance]
             prop = error.schema.get("properties", {}).get(missing[0], {}) if missing else {}
+            required = ", ".join(error.schema.get("required", []))
             return InvalidArguments(
-                f"missing argument {missing[0]!r}" if missing else error.message,
-                field=f"{pointer}/{_escape(missing[0])}" if missing else pointer,
-                hint=prop.get("description"),
+                f"missing argument {missing[0]!r}" if missing else _cut(error.message),
+                field=_pointer([*path, missing[0]]) if missing else pointer,
+                hint=prop.get("description") or f"{_where(pointer)} needs: {required}",
             )
         param = self._param(path[0]) if path else None
-        if param is not None and param.dimension is not None:
-            return _unit_error(param.dimension, error, pointer)
+        quantity = self._quantity_at(path)
+        if quantity is not None:
+            dimension, depth = quantity
+            return _unit_error(dimension, error, pointer, whole=len(path) == depth)
         if error.validator == "enum":
             allowed = error.validator_value
             return InvalidArguments(
-                f"{_short(error.instance)} is not allowed here",
+                f"{brief(error.instance)} is not allowed here",
                 field=pointer,
                 hint=_did_you_mean(error.instance, allowed) + f"one of: {_join(allowed)}",
             )
@@ -151,7 +182,26 @@ class ToolSpec:
                 field=pointer,
                 hint=param.description if param else None,
             )
-        return InvalidArguments(error.message, field=pointer)
+        return InvalidArguments(
+            f"{_where(pointer)}: {_cut(error.message)}",
+            field=pointer,
+            hint=param.description if param else None,
+        )
+
+    def _quantity_at(self, path: list[Any]) -> tuple[Dimension, int] | None:
+        """The dimension of the quantity at or above ``path`` (a top-level quantity argument
+        or a nested site), with the length of the quantity's own path."""
+        param = self._param(path[0]) if path else None
+        if param is None:
+            return None
+        if param.dimension is not None:
+            return param.dimension, 1
+        for site in param.sites:
+            if site.dimension is None or len(path) <= len(site.path):
+                continue
+            if all(k is None or k == p for k, p in zip(site.path, path[1:], strict=False)):
+                return site.dimension, len(site.path) + 1
+        return None
 
     def _param(self, name: object) -> Param | None:
         for param in self.params:
@@ -164,7 +214,8 @@ class ToolSpec:
         """Python call arguments → the JSON arguments :meth:`bind` takes.
 
         Fills defaults, and turns quantities given as pint objects or strings such as ``"50 uL"``
-        into ``{value, unit}``. Type checking is left to :meth:`bind`, so both paths agree.
+        into ``{value, unit}``, nested ones too. Type checking is left to :meth:`bind`, so both
+        paths agree.
         """
         names = [p.name for p in self.params]
         if len(args) > len(names):
@@ -175,13 +226,17 @@ class ToolSpec:
         given = dict(zip(names, args, strict=False))
         for key, value in kwargs.items():
             if key in given:
-                raise InvalidArguments(f"argument {key!r} given twice", field=f"/{key}")
+                raise InvalidArguments(f"argument {brief(key)} given twice", field=_pointer([key]))
             given[key] = value
         out: dict[str, Any] = {}
         for key, value in given.items():
             param = self._param(key)
             if param is not None and param.dimension is not None:
                 value = param.dimension.normalize(value, f"/{key}")
+            elif param is not None:
+                for site in param.sites:
+                    if site.dimension is not None:
+                        value = _at_site(value, site.path, f"/{key}", site.dimension.normalize)
             out[key] = _jsonish(value)
         for param in self.params:
             if param.name not in out and param.default is not _EMPTY:
@@ -193,62 +248,148 @@ def _convert(param: Param, value: Any) -> Any:
     field = f"/{param.name}"
     if param.kind == "quantity":
         dim = typing.cast(Dimension, param.dimension)  # kind "quantity" implies a dimension
-        amount = value["value"]
-        _finite(amount, field + "/value")
-        quantity = dim.from_json(amount, value["unit"])
-        if param.within is not None and not param.within.contains(
-            magnitude(quantity, param.within.unit)
-        ):
-            raise OutOfRange(
-                f"{param.name} {amount:g} {value['unit']} is outside the allowed range",
-                field=field,
-                hint=f"allowed: {param.within.describe(value['unit'])}",
-            )
-        return quantity
+        return _quantity(dim, param.within, value, field)
     if param.kind == "integers":
-        out = []
-        for i, item in enumerate(value):
-            out.append(_convert(replace(param, name=f"{param.name}/{i}", kind="integer"), item))
-        return out
+        return [
+            _number(item, param.within, f"{field}/{i}", integer=True)
+            for i, item in enumerate(value)
+        ]
     if param.kind in ("integer", "number"):
-        _finite(value, field)
-        if param.kind == "integer":
-            value = int(value)
-        if param.within is not None and not param.within.contains(value):
+        return _number(value, param.within, field, integer=param.kind == "integer")
+    for site in param.sites:
+        value = _at_site(value, site.path, field, partial(_leaf, site.dimension, param.within))
+    return value
+
+
+def _leaf(dimension: Dimension | None, within: Range | None, value: Any, pointer: str) -> Any:
+    """A nested site's value, checked like a top-level argument."""
+    if dimension is not None:
+        return _quantity(dimension, within, value, pointer)
+    return _number(value, within, pointer, integer=False)
+
+
+def _at_site(
+    node: Any, path: tuple[str | None, ...], pointer: str, convert: Callable[[Any, str], Any]
+) -> Any:
+    """``node`` with the value(s) at ``path`` converted, copied along the way (the caller's
+    arguments are never modified). A node of another shape than the path's is left as it is
+    (for :meth:`ToolSpec.bind` the schema has checked the shape)."""
+    if not path:
+        return convert(node, pointer)
+    key, rest = path[0], path[1:]
+    if key is None:
+        if isinstance(node, dict):
+            return {
+                k: _at_site(v, rest, f"{pointer}/{_escape(k)}", convert) for k, v in node.items()
+            }
+        if isinstance(node, list | tuple):
+            return [_at_site(v, rest, f"{pointer}/{i}", convert) for i, v in enumerate(node)]
+        return node
+    if not isinstance(node, dict) or key not in node:
+        return node  # an optional key left out, or not an object
+    return {**node, key: _at_site(node[key], rest, f"{pointer}/{_escape(key)}", convert)}
+
+
+def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) -> pint.Quantity:
+    """A schema-checked ``{value, unit}`` → a quantity: finite, within ``within`` and within
+    the dimension's physical bounds (compared in each limit's own unit)."""
+    amount, unit = value["value"], value["unit"]
+    _finite(amount, pointer + "/value")
+    quantity = dim.from_json(amount, unit)
+    for limit in (within, dim.bounds):
+        if limit is not None and not limit.contains(quantity):
             raise OutOfRange(
-                f"{param.name} {value:g} is outside the allowed range",
-                field=field,
-                hint=f"allowed: {param.within.describe()}",
+                f"{_label(pointer)} {amount:g} {unit} is outside the allowed range",
+                field=pointer,
+                hint=f"allowed: {limit.describe(unit)}",
             )
+    return quantity
+
+
+def _number(value: Any, within: Range | None, pointer: str, *, integer: bool) -> Any:
+    """A schema-checked number: finite, within ``within`` (an ``int`` for an integer)."""
+    _finite(value, pointer)
+    if integer:
+        value = int(value)
+    if within is not None and not within.contains(value):
+        raise OutOfRange(
+            f"{_label(pointer)} {value:g} is outside the allowed range",
+            field=pointer,
+            hint=f"allowed: {within.describe()}",
+        )
     return value
 
 
 def _finite(value: float, field: str) -> None:
     try:
         finite = math.isfinite(value)
-    except OverflowError:
-        finite = False
+    except OverflowError:  # an int beyond a float's range
+        raise InvalidArguments(
+            f"{brief(value)} is too large: not a finite number",
+            field=field,
+            hint="give a finite number within ±1e308",
+        ) from None
     if not finite:
         raise InvalidArguments(
-            f"{_short(value)} is not a finite number", field=field, hint="give a finite number"
+            f"{brief(value)} is not a finite number", field=field, hint="give a finite number"
         )
 
 
-def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
+def _not_json(arguments: object, exc: Exception) -> ToolError:
+    """The error for arguments the compiled check could not walk."""
+    foreign = _foreign_key(arguments)
+    if foreign is not None:
+        return foreign
+    if isinstance(exc, RecursionError):
+        return InvalidArguments(
+            "arguments are nested too deeply", field="", hint="JSON arguments nest a few levels"
+        )
+    return InvalidArguments(
+        f"arguments are not JSON: {_cut(str(exc))}",
+        field="",
+        hint="send a JSON object of strings, numbers, arrays and objects",
+    )
+
+
+#: how deep :func:`_foreign_key` looks (deeper arguments are refused by the schema anyway)
+_DEPTH = 200
+
+
+def _foreign_key(value: object) -> ToolError | None:
+    """An error for the first object key that is not a string (a Python caller's ``{1: 2}``);
+    ``None`` if every key is a string."""
+    stack: list[tuple[object, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > _DEPTH:
+            continue
+        if isinstance(node, dict):
+            for key in node:
+                if not isinstance(key, str):
+                    return InvalidArguments(
+                        f"object keys must be strings, not {_json_type(key)} {brief(key)}",
+                        field=_pointer([*path, key]),
+                        hint="JSON object keys are strings: name each argument, e.g. "
+                        "{'channel': 0}",
+                    )
+            stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
+        elif isinstance(node, list | tuple):
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node))))
+    return None
+
+
+def _unit_error(dim: Dimension, error: Any, pointer: str, *, whole: bool) -> ToolError:
+    """``whole``: the error is about the quantity itself, not its value or unit."""
     instance = error.instance
     if error.validator == "enum":
         return UnitError(
-            f"{_short(instance)} is not a {dim.name} unit here",
+            f"{brief(instance)} is not a {dim.name} unit here",
             field=pointer,
             hint=_did_you_mean(instance, dim.units) + f"units: {', '.join(dim.units)}",
         )
-    if (
-        pointer.count("/") == 1
-        and isinstance(instance, int | float | str)
-        and not isinstance(instance, bool)
-    ):
+    if whole and isinstance(instance, int | float | str) and not isinstance(instance, bool):
         return UnitError(
-            f"{_short(instance)} is not a quantity; a {dim.name} is a value with a unit",
+            f"{brief(instance)} is not a quantity; a {dim.name} is a value with a unit",
             field=pointer,
             hint=dim.hint(example=instance if not isinstance(instance, str) else 50),
         )
@@ -258,27 +399,49 @@ def _unit_error(dim: Dimension, error: Any, pointer: str) -> ToolError:
             field=pointer,
             hint=dim.hint(),
         )
-    return UnitError(f"{_where(pointer)}: {error.message}", field=pointer, hint=dim.hint())
+    return UnitError(f"{_where(pointer)}: {_cut(error.message)}", field=pointer, hint=dim.hint())
 
 
-def _short(value: object, limit: int = 40) -> str:
-    text = repr(value)
+#: characters of a message or field built from caller input, at most
+_CUT = 200
+
+
+def _cut(text: str, limit: int = _CUT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _label(pointer: str) -> str:
+    return pointer.lstrip("/").replace("/", ".")
+
+
+def _pointer(path: list[Any] | tuple[Any, ...]) -> str:
+    """The JSON pointer of ``path``, cut to :data:`_CUT` characters (a 1 MB key is not echoed)."""
+    return _cut(
+        "".join(f"/{_escape(brief(p, _CUT) if not isinstance(p, str | int) else p)}" for p in path)
+    )
+
+
+def _close(word: str, allowed: list[str]) -> str | None:
+    """The allowed name closest to ``word``, if one is close."""
+    if not isinstance(word, str) or len(word) > 100:
+        return None
+    close = difflib.get_close_matches(word, allowed, n=1)
+    return close[0] if close else None
+
+
 def _did_you_mean(value: object, allowed: Any) -> str:
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= 100:
         for candidate in allowed:
             if isinstance(candidate, str) and candidate.lower() == value.lower().strip():
                 return f"did you mean {candidate!r}? "
-        close = difflib.get_close_matches(value, [a for a in allowed if isinstance(a, str)], n=1)
+        close = _close(value, [a for a in allowed if isinstance(a, str)])
         if close:
-            return f"did you mean {close[0]!r}? "
+            return f"did you mean {close!r}? "
     return ""
 
 
 def _where(pointer: str) -> str:
-    return repr(pointer.lstrip("/").replace("/", ".")) if pointer else "arguments"
+    return repr(_label(pointer)) if pointer else "arguments"
 
 
 def _escape(part: object) -> str:
@@ -287,7 +450,7 @@ def _escape(part: object) -> str:
 
 def _join(values: Any, limit: int = 24) -> str:
     values = list(values)
-    text = ", ".join(map(str, values[:limit]))
+    text = ", ".join(str(v) if isinstance(v, str) else brief(v) for v in values[:limit])
     return text + (f", … ({len(values)} in all)" if len(values) > limit else "")
 
 
@@ -314,10 +477,19 @@ def _article(json_type: object) -> str:
 
 def _jsonish(value: Any) -> Any:
     """Tuples to lists, recursively (Python callers may pass tuples for arrays)."""
+    try:
+        return _lists(value)
+    except RecursionError:
+        raise InvalidArguments(
+            "arguments are nested too deeply", field="", hint="JSON arguments nest a few levels"
+        ) from None
+
+
+def _lists(value: Any) -> Any:
     if isinstance(value, tuple | list):
-        return [_jsonish(v) for v in value]
+        return [_lists(v) for v in value]
     if isinstance(value, dict):
-        return {k: _jsonish(v) for k, v in value.items()}
+        return {k: _lists(v) for k, v in value.items()}
     return value
 
 
@@ -325,7 +497,7 @@ def _jsonish(value: Any) -> Any:
 def build_spec(instrument: Any, decl: ToolDecl) -> ToolSpec:
     """Bind a tool declaration to an instrument: name, descriptions with limits, schemas."""
     name = decl.name or f"{instrument.name}_{decl.method}"
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise SchemaProfileError(f"tool name {name!r} is not portable")
     hints = typing.get_type_hints(decl.function, include_extras=True)
     signature = inspect.signature(decl.function)
@@ -391,4 +563,44 @@ def _param(instrument: Any, name: str, annotation: Any, default: Any) -> Param:
         description = f"{description} Allowed: {within.describe()}."
     if arg.note is not None:
         description = f"{description} {getattr(instrument.limits, arg.note)}"
-    return Param(name, annotation, description, dimension, kind, within, default)
+    sites = tuple(_sites(base)) if kind == "json" else ()
+    if within is not None and kind == "json":
+        for site in sites:
+            _check_compatible(within, site.dimension, f"{instrument.name}.{name}")
+    return Param(name, annotation, description, dimension, kind, within, default, sites)
+
+
+def _sites(annotation: Any, path: tuple[str | None, ...] = (), depth: int = 0) -> list[Site]:
+    """The numbers and ``{value, unit}`` quantities inside an argument's annotation: through
+    TypedDicts, lists, sequences, tuples and maps."""
+    if depth > 32:
+        raise SchemaProfileError(f"argument annotation nests too deep at {path}")
+    if typing.get_origin(annotation) is Annotated:
+        base, *metadata = typing.get_args(annotation)
+        dimension = next((m for m in metadata if isinstance(m, Dimension)), None)
+        if dimension is not None:
+            return [Site(path, dimension)]
+        annotation = base
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if typing_extensions.is_typeddict(annotation):
+        fields = typing.get_type_hints(annotation, include_extras=True)
+        return [s for key, hint in fields.items() for s in _sites(hint, (*path, key), depth + 1)]
+    if origin in (list, tuple, collections.abc.Sequence) and args:
+        return _sites(args[0], (*path, None), depth + 1)
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+        return _sites(args[1], (*path, None), depth + 1)
+    if annotation in (int, float):
+        return [Site(path, None)]
+    return []
+
+
+def _check_compatible(within: Range, dimension: Dimension | None, where: str) -> None:
+    """A ``within`` range over a nested argument must fit every number or quantity in it."""
+    if dimension is None:
+        fits = not within.unit
+    else:
+        fits = bool(within.unit) and ureg.Quantity(1, within.unit).check(dimension.pint_dimension)
+    if not fits:
+        raise SchemaProfileError(
+            f"{where}: its range in {within.unit!r} does not fit all inside it"
+        )

@@ -12,6 +12,7 @@ Conversion is pint's. The hot path only caches pint's answer as an affine map pe
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 import pint
 from typing_extensions import TypedDict
 
-from labtools.errors import UnitError
+from labtools.errors import UnitError, brief
 
 #: pint's application registry: shared with the caller's own code, built on first use (~0.2 s)
 ureg = pint.get_application_registry()
@@ -35,6 +36,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DIMENSIONS",
+    "REL_TOL",
     "Concentration",
     "Dimension",
     "Duration",
@@ -53,12 +55,63 @@ __all__ = [
 ]
 
 
+#: relative slack of every range check, for unit round-off: 0.23 µm is 229.99999999999997 nm,
+#: which must pass a 230 nm lower limit (a real excess is many orders of magnitude larger)
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Range:
+    """An inclusive range of allowed values, in ``unit`` (a pint unit name; ``""`` for counts).
+
+    ``high`` may be ``math.inf`` (no upper limit).
+    """
+
+    low: float
+    high: float
+    unit: str = ""
+
+    def contains(self, value: float | pint.Quantity) -> bool:
+        """Whether ``value`` lies in the range: a number in the range's own unit, or a quantity,
+        which is converted to it. Compared in the range's unit, each bound widened by
+        :data:`REL_TOL` of itself; a value that is not finite there (NaN, an overflow) never
+        lies in it."""
+        if isinstance(value, pint.Quantity):
+            value = magnitude(value, self.unit)
+        try:
+            finite = math.isfinite(value)
+        except (OverflowError, TypeError):  # an int too large for a float; not a number
+            return False
+        if not finite:
+            return False
+        return self.low - REL_TOL * abs(self.low) <= value <= self.high + REL_TOL * abs(self.high)
+
+    def in_unit(self, unit: str) -> tuple[float, float]:
+        """The range's bounds converted to ``unit``."""
+        if not self.unit or unit == self.unit:
+            return self.low, self.high
+        return (
+            magnitude(ureg.Quantity(self.low, self.unit), unit),
+            magnitude(ureg.Quantity(self.high, self.unit), unit),
+        )
+
+    def describe(self, unit: str | None = None) -> str:
+        """``"230–1000 nanometer"`` (``"≥ 0 microliter"`` without an upper limit), in ``unit``
+        if given."""
+        unit = unit or self.unit
+        low, high = self.in_unit(unit) if unit else (self.low, self.high)
+        text = f"≥ {_fmt(low)}" if high == math.inf else f"{_fmt(low)}–{_fmt(high)}"
+        return f"{text} {unit}" if unit else text
+
+
 @dataclass(frozen=True, eq=False)
 class Dimension:
     """One physical dimension as tools see it.
 
     ``units`` is the enum offered to LLMs (pint's full names, none differing only by case);
-    ``canonical`` is the unit a Python quantity outside that enum is converted to.
+    ``canonical`` is the unit a Python quantity outside that enum is converted to; ``low`` is
+    the least physically meaningful value, in ``canonical``: 0 (no negative volumes,
+    concentrations, times, rates …), absolute zero for a temperature.
     """
 
     name: str
@@ -68,6 +121,13 @@ class Dimension:
     #: a unit pint converts to this dimension with a meaning callers don't intend
     #: (hertz → revolutions per minute picks up a factor 2π)
     refused: tuple[str, ...] = ()
+    low: float = 0.0
+
+    @property
+    def bounds(self) -> Range:
+        """The physically meaningful values, ``low`` and up, in ``canonical``: every quantity
+        argument is checked against it (tools' own limits come on top)."""
+        return Range(self.low, math.inf, self.canonical)
 
     def json_schema(self) -> dict[str, Any]:
         """The ``{value, unit}`` object, its unit enum this dimension's units only."""
@@ -97,23 +157,31 @@ class Dimension:
             quantity = self._parse(value, field)
         elif isinstance(value, dict) and set(value) == {"value", "unit"}:
             magnitude, unit = value["value"], value["unit"]
-            if not isinstance(unit, str) or isinstance(magnitude, bool):
+            if not isinstance(unit, str) or not _is_number(magnitude):
                 raise UnitError(
                     f"{self.name} needs a numeric value and a unit name",
                     field=field,
                     hint=self.hint(),
                 )
+            if len(unit) > _LONGEST_QUANTITY:
+                raise UnitError(
+                    f"{brief(unit)} is too long ({len(unit)} characters) to be a unit",
+                    field=field + "/unit",
+                    hint=self.hint(),
+                )
             if unit in self.units:
-                return {"value": magnitude, "unit": unit}
+                return dict(qty(magnitude, unit))
             try:
                 quantity = ureg.Quantity(magnitude, unit)
-            except (pint.PintError, TypeError, ValueError) as exc:
+            except Exception as exc:  # pint's parser fails many ways: see _PARSE_ERRORS
                 raise UnitError(
-                    f"{unit!r} is not a unit pint knows", field=field + "/unit", hint=self.hint()
+                    f"{brief(unit)} is not a unit pint knows",
+                    field=field + "/unit",
+                    hint=self.hint(),
                 ) from exc
         elif isinstance(value, int | float) and not isinstance(value, bool):
             raise UnitError(
-                f"{value!r} has no unit; a {self.name} needs one",
+                f"{brief(value)} has no unit; a {self.name} needs one",
                 field=field,
                 hint=self.hint(example=value),
             )
@@ -131,7 +199,7 @@ class Dimension:
             )
         if not quantity.check(self.pint_dimension):
             raise UnitError(
-                f"{value!r} is {quantity.magnitude:g} {quantity.units}, "
+                f"{brief(value)} is {brief(quantity.magnitude, 24)} {quantity.units}, "
                 f"a {_describe_dimension(quantity)}, not a {self.name}",
                 field=field,
                 hint=self.hint(),
@@ -143,32 +211,53 @@ class Dimension:
                 field=field,
                 hint=self.hint(),
             )
-        if unit in self.units:
-            return {"value": _plain(quantity.magnitude), "unit": unit}
-        return {"value": _plain(quantity.m_as(self.canonical)), "unit": self.canonical}
+        try:
+            if unit in self.units:
+                return dict(qty(_plain(quantity.magnitude), unit))
+            return dict(qty(_plain(quantity.m_as(self.canonical)), self.canonical))
+        except (pint.PintError, TypeError, ValueError, OverflowError) as exc:
+            # e.g. a temperature difference (delta_degC) where a temperature is meant
+            raise UnitError(
+                f"{brief(value)} cannot be read as a {self.name} in {self.canonical}",
+                field=field,
+                hint=self.hint(),
+            ) from exc
 
     def _parse(self, text: str, field: str) -> pint.Quantity:
+        """``"50 uL"`` → a quantity, by pint's expression parser; a number and an offset unit
+        (``"37 degC"``, ``"-5 degree_Celsius"``) → ``Quantity(37, degC)`` directly, the same on
+        every pint (0.26 parses these itself, 0.24–0.25 refuse them). Arithmetic with an offset
+        unit (``"37 degC * 2"``, ``"2 * 37 degC"``) is refused on every pint."""
+        if len(text) > _LONGEST_QUANTITY:
+            raise UnitError(
+                f"{brief(text)} is too long ({len(text)} characters) to be a quantity",
+                field=field,
+                hint=self.hint(),
+            )
         if not _LEADING_NUMBER.match(text):
-            raise UnitError(f"{text!r} has no number", field=field, hint=self.hint())
+            raise UnitError(f"{brief(text)} has no number", field=field, hint=self.hint())
+        offset = _offset_quantity(text)
+        if offset is not None:
+            return offset
         try:
             parsed = ureg.parse_expression(text)
         except pint.OffsetUnitCalculusError as exc:
+            raise _offset_arithmetic(text, field) from exc
+        except Exception as exc:  # pint's parser fails many ways: see _PARSE_ERRORS
             raise UnitError(
-                f"{text!r} uses an offset unit, which pint cannot parse from a string",
-                field=field,
-                hint="pass Quantity(37, 'degC') or {'value': 37, 'unit': 'degree_Celsius'}",
-            ) from exc
-        except (pint.PintError, SyntaxError, TypeError, ValueError, AttributeError) as exc:
-            raise UnitError(
-                f"cannot read {text!r} as a quantity", field=field, hint=self.hint()
+                f"cannot read {brief(text)} as a quantity", field=field, hint=self.hint()
             ) from exc
         if not isinstance(parsed, pint.Quantity):
-            raise UnitError(f"{text!r} has no unit", field=field, hint=self.hint())
+            raise UnitError(f"{brief(text)} has no unit", field=field, hint=self.hint())
+        if not parsed._is_multiplicative:  # pint 0.26 computes "2 * 37 degC"; 0.25 refuses it
+            raise _offset_arithmetic(text, field)
         return parsed
 
     def hint(self, example: object = 50) -> str:
+        """What a quantity of this dimension looks like, ``example`` as its value."""
+        value = brief(example, 24)
         return (
-            f"give a {self.name} as {{'value': {example}, 'unit': '{self.canonical}'}}; "
+            f"give a {self.name} as {{'value': {value}, 'unit': '{self.canonical}'}}; "
             f"units: {', '.join(self.units)}"
         )
 
@@ -182,7 +271,47 @@ class Dimension:
         return self.json_schema()
 
 
-_LEADING_NUMBER = re.compile(r"^\s*[-+]?(\d|\.\d)")
+_LEADING_NUMBER = re.compile(r"\s*[-+]?(\d|\.\d)")
+#: a number and a unit, nothing else: ``"37 degC"``, ``"-5 degree_Celsius"``, ``"3.7e1°C"``
+_NUMBER_AND_UNIT = re.compile(
+    r"\s*(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S.*?)\s*"
+)
+_INTEGER = re.compile(r"[-+]?\d+")
+# _PARSE_ERRORS: pint's string parser raises PintError subclasses, but also tokenize.TokenError
+# ("1 (("), AssertionError ("1 **"), ZeroDivisionError ("1 uL/0"), SyntaxError, ValueError,
+# AttributeError…; parsing a caller's string catches Exception and reports a UnitError.
+#: characters of the longest string read as a quantity (``"12.5 microliter / minute"`` is 24)
+_LONGEST_QUANTITY = 200
+
+
+def _offset_quantity(text: str) -> pint.Quantity | None:
+    """``Quantity(number, unit)`` if ``text`` is exactly a number and an offset unit (degC,
+    degF); ``None`` for anything else, left to pint's expression parser."""
+    match = _NUMBER_AND_UNIT.fullmatch(text)
+    if match is None:
+        return None
+    try:
+        unit = ureg.parse_units(match["unit"])
+    except Exception:  # "degC * 2" has a scaling factor, "((" is no unit: see _PARSE_ERRORS
+        return None
+    quantity = ureg.Quantity(1, unit)
+    if quantity._is_multiplicative:
+        return None
+    number = match["number"]
+    return ureg.Quantity(int(number) if _INTEGER.fullmatch(number) else float(number), unit)
+
+
+def _offset_arithmetic(text: str, field: str) -> UnitError:
+    return UnitError(
+        f"{brief(text)} does arithmetic with an offset unit (°C, °F), which is ambiguous",
+        field=field,
+        hint="give a number and the unit alone, e.g. '37 degC', or "
+        "{'value': 37, 'unit': 'degree_Celsius'}",
+    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _describe_dimension(quantity: pint.Quantity) -> str:
@@ -219,7 +348,11 @@ DURATION = Dimension(
     "duration", "[time]", "second", ("microsecond", "millisecond", "second", "minute", "hour")
 )
 TEMPERATURE = Dimension(
-    "temperature", "[temperature]", "degree_Celsius", ("degree_Celsius", "kelvin")
+    "temperature",
+    "[temperature]",
+    "degree_Celsius",
+    ("degree_Celsius", "kelvin"),
+    low=-273.15,  # absolute zero
 )
 FLOW_RATE = Dimension(
     "flow rate",
@@ -300,37 +433,15 @@ class QuantityJSON(TypedDict):
     unit: str
 
 
-def qty(value: float, unit: str) -> QuantityJSON:
-    """A quantity for a result."""
+def qty(value: float, unit: str, *, decimals: int | None = None) -> QuantityJSON:
+    """A quantity in JSON form, ``{"value": value, "unit": unit}``: for results, and for tool
+    arguments in scripts; ``decimals`` rounds the value (``round(value, decimals)``).
+
+    The one helper: bind a unit with ``functools.partial(qty, unit="microliter")``.
+    """
+    if decimals is not None:
+        value = round(value, decimals)
     return {"value": value, "unit": unit}
-
-
-@dataclass(frozen=True)
-class Range:
-    """An inclusive range of allowed values, in ``unit`` (a pint unit name; ``""`` for counts)."""
-
-    low: float
-    high: float
-    unit: str = ""
-
-    def contains(self, value: float) -> bool:
-        return self.low <= value <= self.high
-
-    def in_unit(self, unit: str) -> tuple[float, float]:
-        """The range's bounds converted to ``unit``."""
-        if not self.unit or unit == self.unit:
-            return self.low, self.high
-        return (
-            magnitude(ureg.Quantity(self.low, self.unit), unit),
-            magnitude(ureg.Quantity(self.high, self.unit), unit),
-        )
-
-    def describe(self, unit: str | None = None) -> str:
-        """``"230–1000 nanometer"``, in ``unit`` if given."""
-        unit = unit or self.unit
-        low, high = self.in_unit(unit) if unit else (self.low, self.high)
-        text = f"{_fmt(low)}–{_fmt(high)}"
-        return f"{text} {unit}" if unit else text
 
 
 def _fmt(value: float) -> str:

@@ -16,6 +16,7 @@ from labtools.result import ToolResult
 from labtools.simulators.deck import virtual_deck
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from labtools.simulators.world import World
+from labtools.units import QuantityJSON, qty
 
 UL = "microliter"
 TARTRAZINE = {
@@ -34,8 +35,8 @@ BUFFER = {
 }
 
 
-def ul(value: float, unit: str = UL) -> dict[str, Any]:
-    return {"value": value, "unit": unit}
+def ul(value: float, unit: str = UL) -> QuantityJSON:
+    return qty(value, unit)
 
 
 @dataclass

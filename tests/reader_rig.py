@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from pylabrobot.plate_reading import PlateReader
 from pylabrobot.resources import Coordinate, Deck, Plate, cor_96_wellplate_360uL_Fb
@@ -14,6 +15,7 @@ from labtools import Lab
 from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
 from labtools.simulators.world import Mixture, World
+from labtools.units import qty
 
 #: Corning 96 flat well diameter, mm [V: Opentrons labware JSON; physics reference §3]
 CORNING_96_DIAMETER_MM = 6.86
@@ -24,8 +26,7 @@ def corning_path_cm(volume_ul: float) -> float:
     return volume_ul / (math.pi * (CORNING_96_DIAMETER_MM / 2) ** 2) / 10.0
 
 
-def nm(value: float) -> dict[str, object]:
-    return {"value": value, "unit": "nanometer"}
+nm = partial(qty, unit="nanometer")
 
 
 @dataclass

@@ -1,10 +1,14 @@
-"""Hypothesis strategies: arbitrary JSON, and arguments that follow (or nearly follow) a schema."""
+"""Hypothesis strategies: arbitrary JSON, and arguments that follow (or nearly follow) a schema;
+and the inputs that break careless dispatchers — non-finite and huge numbers, wrong units,
+unknown wells, non-string keys, deep nesting, 1 MB strings."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from hypothesis import strategies as st
+
+from labtools.units import DIMENSIONS
 
 scalars = (
     st.none()
@@ -60,11 +64,14 @@ def conforming(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def mutated(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
-    """A conforming instance with one random change: a value replaced, a key dropped or added."""
+def mutated(
+    draw: st.DrawFn, schema: dict[str, Any], values: st.SearchStrategy[Any] = json_values
+) -> Any:
+    """A conforming instance with one random change: a value replaced (by one of ``values``),
+    a key dropped or added."""
     value = draw(conforming(schema))
     if not isinstance(value, dict) or not value:
-        return draw(json_values)
+        return draw(values)
     path: list[Any] = []
     node: Any = value
     while isinstance(node, dict | list) and node and draw(st.booleans()):
@@ -84,9 +91,148 @@ def mutated(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
     else:
         key = path[-1]
     if action == "replace" and key is not None:
-        parent[key] = draw(json_values)
+        parent[key] = draw(values)
     elif action == "drop" and isinstance(parent, dict) and key is not None:
         del parent[key]
     elif isinstance(parent, dict):
-        parent[draw(st.text(max_size=6))] = draw(json_values)
+        parent[draw(st.text(max_size=6))] = draw(values)
+    return value
+
+
+# -- what an LLM (or a careless Python caller) sends ----------------------------------------------
+MEGABYTE = 1 << 20
+
+#: numbers JSON can carry and floats cannot, or that no quantity should take
+extreme_numbers = st.sampled_from(
+    [
+        float("nan"),
+        float("inf"),
+        float("-inf"),
+        1e300,
+        -1e300,
+        1.7976931348623157e308,
+        5e-324,
+        -5e-324,
+        -0.0,
+        -1,
+        -1e-9,
+        10**400,
+        -(10**400),
+        2**63,
+    ]
+)
+
+#: strings where a number or a well belongs: numbers as text, near-miss wells, control characters
+tricky_strings = st.sampled_from(
+    [
+        "50",
+        "50 uL",
+        "1e400",
+        "NaN",
+        "Infinity",
+        "37 degC",
+        "plate_1:A1\n",
+        "plate_1:A1 ",
+        " plate_1:A1",
+        "plate_1:a1",
+        "plate_1:A01",
+        "plate_1:A0",
+        "plate_1:I1",
+        "plate_1:Z99",
+        "plate_1:A1\nplate_1:A2",
+        "plate_3:A1",
+        "reservoir:A13",
+        "reservoir:",
+        ":A1",
+        "A1\n",
+        "\x00",
+        "",
+        "tips_300ul\n",
+        "reader\n",
+    ]
+)
+
+#: a megabyte-long name, as a well, a plate or bare
+long_strings = st.sampled_from(["plate_1:", "reservoir:", ""]).map(lambda p: p + "A" * MEGABYTE)
+
+_UNITS = sorted({u for d in DIMENSIONS.values() for u in d.units})
+#: a quantity in any unit labtools knows, a pint spelling outside the enums, or no unit at all
+wrong_units = st.builds(
+    lambda value, unit: {"value": value, "unit": unit},
+    st.one_of(st.floats(), st.integers(-(10**400), 10**400), extreme_numbers, tricky_strings),
+    st.sampled_from([*_UNITS, "uL", "µL", "Microliter", "C", "degC", "hertz", "", "1/s", "M"]),
+)
+
+
+def _nest(depth: int, dict_levels: bool) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value} if dict_levels else [value]
+    return value
+
+
+#: lists or objects nested past what a recursive walker survives
+deeply_nested = st.builds(_nest, st.integers(50, 3000), st.booleans())
+
+#: objects a Python caller may build and JSON cannot: keys that are not strings
+foreign_keys = st.dictionaries(
+    st.one_of(st.integers(), st.none(), st.floats(), st.booleans(), st.tuples(st.integers())),
+    json_values,
+    min_size=1,
+    max_size=3,
+)
+
+#: one bad value: any of the above, or arbitrary JSON
+nasty = st.one_of(
+    extreme_numbers,
+    tricky_strings,
+    long_strings,
+    wrong_units,
+    deeply_nested,
+    foreign_keys,
+    json_values,
+)
+
+
+@st.composite
+def with_bad_leaf(draw: st.DrawFn, schema: dict[str, Any], values: st.SearchStrategy[Any]) -> Any:
+    """A conforming instance with one leaf (a number, a string, a unit; at any depth) replaced
+    by one of ``values``."""
+    value = draw(conforming(schema))
+    parent: Any = None
+    key: Any = None
+    node = value
+    while isinstance(node, dict | list) and node:
+        key = draw(
+            st.sampled_from(sorted(node))
+            if isinstance(node, dict)
+            else st.integers(0, len(node) - 1)
+        )
+        parent, node = node, node[key]
+    if parent is None:
+        return draw(values)
+    parent[key] = draw(values)
+    return value
+
+
+@st.composite
+def llm_arguments(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
+    """Arguments an LLM sends for a tool with ``schema``: valid ones, ones with one bad value
+    anywhere (a number, a unit, a well, a nested object), an extra field, a non-string key, or
+    something that is not arguments at all."""
+    kinds = ["conforming", "leaf", "leaf", "leaf", "mutated", "extra", "foreign", "whole"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "conforming":
+        return draw(conforming(schema))
+    if kind == "leaf":
+        return draw(with_bad_leaf(schema, nasty))
+    if kind == "mutated":
+        return draw(mutated(schema, nasty))
+    value = draw(conforming(schema))
+    if kind == "whole" or not isinstance(value, dict):
+        return draw(nasty)
+    if kind == "extra":
+        value[draw(st.text(max_size=8) | long_strings)] = draw(nasty)
+    else:
+        value.update(draw(foreign_keys))
     return value

@@ -290,3 +290,110 @@ def test_data_handles_return_the_full_spectrum(lab: Lab) -> None:
     with pytest.raises(ToolError) as caught:
         lab.data("spec/999")
     assert caught.value.code == "unknown_resource"
+
+
+# -- no input breaks a call (reproducers) ------------------------------------------------------
+@pytest.fixture(scope="module")
+def virtual_lab():
+    with Lab.virtual(seed=0) as lab:
+        yield lab
+
+
+def test_a_non_string_key_is_invalid_arguments_on_every_tool(virtual_lab: Lab) -> None:
+    # was instrument_error, from a TypeError while wording the error (difflib on an int)
+    for name in virtual_lab.tool_names():
+        for arguments, field in (({1: 2}, "/1"), ({None: 0, "x": 1}, "/None"), ({(1,): 2}, None)):
+            before = virtual_lab.state()
+            error = err(virtual_lab.call(name, arguments), "invalid_arguments")
+            assert "keys must be strings" in error["message"], (name, error)
+            assert error["hint"]
+            if field is not None:
+                assert error["field"] == field, (name, error)
+            assert virtual_lab.state() == before
+
+
+def test_a_non_string_key_deep_inside_is_found_with_its_pointer(virtual_lab: Lab) -> None:
+    arguments = {"plate": "plate_1", "wells": ["A1", {2.5: "x"}], "wavelength": UL}
+    error = err(virtual_lab.call("reader_read_absorbance", arguments), "invalid_arguments")
+    assert error["field"] == "/wells/1/2.5"
+    assert "a number 2.5" in error["message"]
+
+
+def test_a_limit_in_another_unit_is_met_at_its_boundary(virtual_lab: Lab) -> None:
+    # 0.23 µm is 229.99999999999997 nm in floating point: was refused against 230 nm
+    spec = virtual_lab.tool_spec("reader_read_absorbance")
+    args = {"plate": "plate_1", "wells": ["A1"]}
+    edge = spec.bind({**args, "wavelength": {"value": 0.23, "unit": "micrometer"}})
+    assert edge["wavelength"].m_as("nanometer") == pytest.approx(230)
+    spec.bind({**args, "wavelength": {"value": 1, "unit": "micrometer"}})
+    with pytest.raises(ToolError) as below:
+        spec.bind({**args, "wavelength": {"value": 0.2299999, "unit": "micrometer"}})
+    assert below.value.code == "out_of_range"
+    assert below.value.hint == "allowed: 0.23–1 micrometer"
+    with Lab.virtual(seed=0) as lab:
+        lab.lh.move_plate("plate_1", "reader")
+        wavelength = {"value": 0.23, "unit": "micrometer"}
+        data = ok(lab.call("reader_read_absorbance", {**args, "wavelength": wavelength}))
+        assert set(data["values"]) == {"A1"}
+
+
+def test_caller_input_is_echoed_brief_never_whole(virtual_lab: Lab) -> None:
+    huge = "A" * (1 << 20)
+    cases = [
+        ("lh_get_deck", {huge: 1}),
+        (
+            "lh_aspirate",
+            {"channel": 0, "well": "reservoir:A1", "volume": {"value": 1, "unit": huge}},
+        ),
+        ("lh_aspirate", {"channel": huge, "well": "reservoir:A1", "volume": UL}),
+        ("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": huge}),
+        ("lh_aspirate", {"channel": 0, "well": f"reservoir:{huge}", "volume": UL}),
+        ("spec_acquire_dark", {"scans": 10**400}),
+        ("lh_get_deck", {"x" * 10_000: [huge]}),
+    ]
+    for name, arguments in cases:
+        error = virtual_lab.call(name, arguments).error
+        assert error is not None and error["code"] != "instrument_error", error
+        assert len(error["message"]) + len(error["hint"] or "") < 500, (name, error["message"])
+        assert len(error["field"] or "") <= 200
+
+
+def test_a_huge_integer_is_refused_not_overflowed(virtual_lab: Lab) -> None:
+    error = err(virtual_lab.call("spec_acquire_dark", {"scans": 10**400}), "invalid_arguments")
+    assert error["field"] == "/scans" and "too large" in error["message"]
+    volume = {"value": -(10**400), "unit": "microliter"}
+    args = {"channel": 0, "well": "reservoir:A1", "volume": volume}
+    err(virtual_lab.call("lh_aspirate", args), "invalid_arguments", "/volume/value")
+
+
+def test_journal_lines_are_strict_json(tmp_path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with Lab.virtual(seed=0, journal=path) as lab:
+        for value in (NAN, INF, -INF, 10**400, 10**5000):
+            lab.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": value})
+        lab.call("lh_get_deck", {(1, 2): 3, 4: NAN})
+    lines = path.read_text().splitlines()
+    assert len(lines) == 6
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in a journal line")
+
+    events = [json.loads(line, parse_constant=refuse) for line in lines]
+    assert events[0]["arguments"]["volume"] == "NaN"  # strict JSON cannot hold NaN: as text
+    assert events[3]["arguments"]["volume"] == 10**400  # a big int is JSON
+    assert events[4]["arguments"]["volume"] == "<int too large to print>"
+    assert events[5]["arguments"] == {"(1, 2)": 3, "4": "NaN"}
+
+
+def test_every_error_code_is_declared_once() -> None:
+    from labtools import errors
+
+    classes = {cls.code: cls for cls in errors.ToolError.__subclasses__()}
+    assert set(classes) == ERROR_CODES == set(errors._BY_CODE)
+    for code, cls in classes.items():
+        rebuilt = ToolError.of(code, "m", field="/f", hint="h")
+        assert type(rebuilt) is cls and rebuilt.to_dict()["code"] == code
+    with pytest.raises(TypeError, match="not one of ErrorCode"):
+        type("Bogus", (ToolError,), {"code": "bogus"})
+    with pytest.raises(TypeError, match="share a code"):
+        type("Twice", (ToolError,), {"code": "busy"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,16 +18,13 @@ from labtools import Lab
 from labtools.journal import WALL_CLOCK_KEYS
 from labtools.simulators.world import World
 from labtools.simulators.world.streams import Streams
+from labtools.units import qty
 
 Call = tuple[str, dict[str, Any]]
 
 
-def ul(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "microliter"}
-
-
-def nm(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "nanometer"}
+ul = partial(qty, unit="microliter")
+nm = partial(qty, unit="nanometer")
 
 
 def tips(rack: str, *channels: int) -> Call:

@@ -116,3 +116,23 @@ def test_no_submission_scores_zero(session) -> None:
     session.reset(6)
     reward = session.score()
     assert reward.raw == 0.0 and reward.total == 0.0 and not reward.success
+
+
+@pytest.mark.parametrize(
+    "well", ["plate_1:A1\n", "plate_1:A1\nplate_1:A2", " plate_1:A1", "plate_1:A1 ", "plate_1:A01"]
+)
+def test_a_well_must_match_whole(session, well: str) -> None:
+    # "$" matched before a trailing newline: "plate_1:A1\n" was taken, then scored as an empty
+    # container of that name
+    session.reset(1)
+    result = session.call_tool("submit_colour_matching", {"well": well})
+    assert not result.ok and result.error["code"] == "unknown_resource", result.error
+    assert result.error["field"] == "/well"
+    assert session.task.submission is None and not session.done
+
+
+def test_a_megabyte_well_name_is_echoed_brief(session) -> None:
+    session.reset(1)
+    result = session.call_tool("submit_colour_matching", {"well": "plate_1:" + "A" * (1 << 20)})
+    assert result.error["code"] == "unknown_resource"
+    assert len(result.error["message"]) < 120

@@ -4,12 +4,14 @@ hidden truth, determinism and rewinds."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
 from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
+from labtools.units import QuantityJSON, qty
 
 ALP, INHIBITOR = "alkaline_phosphatase", "inhibitor_x"
 MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")
@@ -35,12 +37,11 @@ def _inhibition(session: Session) -> dict[str, object]:
     return session.lab.shared["world"].kinetics.inhibition(INHIBITOR)
 
 
-def _mm(molar: float) -> dict[str, object]:
-    return {"value": molar * 1e3, "unit": "millimolar"}
+def _mm(molar: float) -> QuantityJSON:
+    return qty(molar * 1e3, "millimolar")
 
 
-def _per_s(value: float) -> dict[str, object]:
-    return {"value": value, "unit": "1 / second"}
+_per_s = partial(qty, unit="1 / second")
 
 
 def test_statements_are_the_same_for_every_seed_and_hide_the_truth(kinetics, inhibition) -> None:
@@ -210,3 +211,52 @@ def test_no_submission_scores_zero(inhibition) -> None:
     inhibition.reset(10)
     reward = inhibition.score()
     assert reward.raw == 0.0 and reward.total == 0.0 and not reward.success
+
+
+def test_a_vanishing_kcat_scores_zero_and_scoring_never_raises(kinetics) -> None:
+    # 5e-324 / kcat underflowed to 0 before the log: score() raised "math domain error",
+    # and kept raising on every later call
+    kinetics.reset(4)
+    result = kinetics.call_tool("submit_enzyme_kinetics", {"km": _mm(1e-3), "kcat": _per_s(5e-324)})
+    assert result.ok and kinetics.terminated
+    first, again = kinetics.score(), kinetics.score()
+    assert first == again
+    assert first.total == 0.0 and first.components["kcat_term"] == 0.0
+    assert "unscorable" not in first.components
+    assert log_term(5e-324, 250.0) == 0.0
+    assert log_term(1e308, 1e-3) == 0.0
+    assert log_term(250.0 * math.exp(TAU), 250.0) == pytest.approx(math.exp(-0.5))
+
+
+def test_a_task_that_cannot_score_gives_zero_with_the_reason_and_logs_it(
+    kinetics, monkeypatch, caplog
+) -> None:
+    kinetics.reset(5)
+
+    def broken(lab):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(kinetics.task, "score", broken)
+    with caplog.at_level("ERROR", logger="labtools.session.reward"):
+        result = kinetics.call_tool("submit_enzyme_kinetics", {"km": _mm(1e-3), "kcat": _per_s(9)})
+    assert result.ok and kinetics.terminated  # the episode's end event scored it, no exception
+    reward = kinetics.score()
+    assert reward.total == 0.0 and not reward.success
+    assert reward.components == {"unscorable": "ZeroDivisionError: float division by zero"}
+    assert any(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records)
+
+
+@pytest.mark.parametrize("raw", [math.nan, math.inf, 1.5, -0.1])
+def test_a_raw_score_outside_zero_to_one_is_unscorable(kinetics, monkeypatch, raw) -> None:
+    kinetics.reset(5)
+    monkeypatch.setattr(kinetics.task, "score", lambda lab: {"raw": raw})
+    reward = kinetics.score()
+    assert reward.total == 0.0 and "not within 0–1" in reward.components["unscorable"]
+
+
+def test_a_component_that_is_not_finite_is_kept_as_text(kinetics, monkeypatch) -> None:
+    kinetics.reset(5)
+    monkeypatch.setattr(kinetics.task, "score", lambda lab: {"raw": 0.5, "ratio": math.inf})
+    reward = kinetics.score()
+    assert reward.components == {"ratio": "inf"}
+    assert reward.raw == 0.0  # not terminated: no submission

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from labtools.simulators.world.hidden_species import (
     indicator_species,
     isosbestic_nm,
 )
+from labtools.units import qty
 
 KEY = "indicator_x"
 
@@ -89,8 +91,7 @@ def _read(session: Session, wells: list[str], wavelength: float) -> list[float]:
     return [values[w] for w in wells]
 
 
-def _nm(value: float) -> dict[str, Any]:
-    return {"value": value, "unit": "nanometer"}
+_nm = partial(qty, unit="nanometer")
 
 
 @pytest.mark.parametrize("seed", [3, 8])

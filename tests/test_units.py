@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labtools.errors import UnitError
 from labtools.units import (
@@ -17,6 +20,7 @@ from labtools.units import (
     Quantity,
     Range,
     magnitude,
+    qty,
     ureg,
 )
 
@@ -66,11 +70,45 @@ def test_thirty_seven_c_is_coulombs_not_celsius() -> None:
     assert err.value.field == "/temperature"
 
 
-@pytest.mark.parametrize("text", ["37 degC", "37 °C"])
-def test_offset_temperatures_from_strings_are_refused_with_the_fix(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("37 degC", {"value": 37, "unit": "degree_Celsius"}),
+        ("37 °C", {"value": 37, "unit": "degree_Celsius"}),
+        ("37°C", {"value": 37, "unit": "degree_Celsius"}),
+        ("-5 degree_Celsius", {"value": -5, "unit": "degree_Celsius"}),
+        (" 3.7e1 degC ", {"value": 37.0, "unit": "degree_Celsius"}),
+        ("310.15 K", {"value": 310.15, "unit": "kelvin"}),
+    ],
+)
+def test_offset_temperatures_from_strings_are_read_on_every_pint(text: str, expected) -> None:
+    # pint 0.26 parses "37 degC" itself, 0.24–0.25 raise OffsetUnitCalculusError; labtools
+    # builds Quantity(number, unit) from a number and a unit alone, so both agree
+    assert TEMPERATURE.normalize(text, "/t") == expected
+
+
+def test_fahrenheit_strings_convert_to_celsius() -> None:
+    out = TEMPERATURE.normalize("98.6 degF", "/t")
+    assert out["unit"] == "degree_Celsius"
+    assert math.isclose(out["value"], 37.0, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text", ["37 degC * 2", "2 * 37 degC", "37 degC / s", "37 degC degC", "37 degC + 1 K"]
+)
+def test_arithmetic_with_offset_units_in_strings_is_refused_on_every_pint(text: str) -> None:
+    # pint 0.26 computes "2 * 37 degC" as 74 degC; labtools refuses it on every pint
     with pytest.raises(UnitError) as err:
         TEMPERATURE.normalize(text, "/t")
-    assert "Quantity(37, 'degC')" in (err.value.hint or "")
+    assert "offset unit" in err.value.message
+    assert err.value.field == "/t"
+    assert "'37 degC'" in (err.value.hint or "")
+
+
+def test_a_temperature_difference_is_not_a_temperature() -> None:
+    with pytest.raises(UnitError) as err:
+        TEMPERATURE.normalize("37 delta_degC", "/t")
+    assert err.value.field == "/t"
 
 
 def test_offset_temperature_built_from_parts_converts() -> None:
@@ -181,9 +219,41 @@ def test_enum_units_are_pint_names_of_the_right_dimension(dim) -> None:
 
 
 def test_a_quantity_in_a_unit_outside_the_enum_is_converted_to_canonical() -> None:
-    assert VOLUME.normalize(Quantity(2, "liter"), "/v") == {"value": 2e6, "unit": "microliter"}
+    out = VOLUME.normalize(Quantity(2, "liter"), "/v")
+    assert out == {"value": pytest.approx(2e6, rel=1e-12), "unit": "microliter"}  # pint 0.24: …0002
     assert WAVELENGTH.normalize("0.6 um", "/w") == {"value": 0.6, "unit": "micrometer"}
     assert WAVELENGTH.normalize("6000 angstrom", "/w")["value"] == pytest.approx(600)
+
+
+def test_a_range_compares_in_its_own_unit_with_round_off_slack() -> None:
+    reader = Range(230, 1000, "nanometer")
+    assert magnitude(Quantity(0.23, "micrometer"), "nanometer") < 230  # 229.99999999999997
+    assert reader.contains(Quantity(0.23, "micrometer"))
+    assert reader.contains(Quantity(1, "micrometer"))
+    assert not reader.contains(Quantity(0.2299999, "micrometer"))  # 1e-7 below: refused
+    assert not reader.contains(Quantity(1000.001, "nanometer"))
+    assert reader.contains(230 * (1 - 1e-10)) and not reader.contains(230 * (1 - 1e-8))
+    for bad in (math.nan, math.inf, -math.inf, 10**400):
+        assert not reader.contains(bad)
+    assert not Range(0, math.inf, "microliter").contains(Quantity(1e305, "liter"))  # inf µL
+
+
+def test_open_ranges_and_physical_bounds() -> None:
+    assert VOLUME.bounds == Range(0, math.inf, "microliter")
+    assert VOLUME.bounds.describe("milliliter") == "≥ 0 milliliter"
+    assert VOLUME.bounds.contains(Quantity(0, "nanoliter"))
+    assert not VOLUME.bounds.contains(Quantity(-1e-3, "nanoliter"))
+    assert TEMPERATURE.bounds.contains(Quantity(0, "kelvin"))
+    assert TEMPERATURE.bounds.contains(Quantity(-273.15, "degC"))
+    assert not TEMPERATURE.bounds.contains(Quantity(-1, "kelvin"))
+    assert TEMPERATURE.bounds.describe("kelvin") == "≥ 0 kelvin"
+
+
+def test_qty_is_the_one_quantity_helper() -> None:
+    assert qty(50, "microliter") == {"value": 50, "unit": "microliter"}
+    assert qty(1 / 3, "microliter", decimals=3) == {"value": 0.333, "unit": "microliter"}
+    ul = partial(qty, unit="microliter")
+    assert ul(2.5) == {"value": 2.5, "unit": "microliter"}
 
 
 def test_range_describes_itself_in_the_callers_unit() -> None:
@@ -192,3 +262,23 @@ def test_range_describes_itself_in_the_callers_unit() -> None:
     assert r.describe("milliliter") == "0.0005–1 milliliter"
     assert r.contains(0.5) and r.contains(1000) and not r.contains(1000.0001)
     assert Range(0, 7).describe() == "0–7"
+
+
+_QUANTITY_TEXT = st.one_of(
+    st.text(max_size=20),
+    st.from_regex(r"\A[-+]?\d{1,3}(\.\d+)?(e[-+]?\d{1,4})? ?[a-zA-Z°µ/*^()._ 0-9]{0,14}\Z"),
+)
+
+
+@pytest.mark.parametrize("dim", list(DIMENSIONS.values()), ids=list(DIMENSIONS))
+@settings(max_examples=150, deadline=None)
+@given(text=_QUANTITY_TEXT, unit=_QUANTITY_TEXT)
+def test_any_string_is_a_quantity_or_a_unit_error(dim, text: str, unit: str) -> None:
+    # pint's parser raises TokenError, AssertionError, ZeroDivisionError … on odd text
+    for value in (text, {"value": 1.5, "unit": unit}):
+        try:
+            out = dim.normalize(value, "/q")
+        except UnitError as error:
+            assert error.field in ("/q", "/q/unit") and error.hint
+        else:
+            assert out["unit"] in dim.units

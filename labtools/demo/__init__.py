@@ -10,6 +10,7 @@ from typing import Any
 
 from labtools.demo.protocol import DyeQuantification, Outcome, Transcript
 from labtools.lab import Lab
+from labtools.units import qty
 
 __all__ = ["run_demo"]
 
@@ -70,9 +71,9 @@ def _truth_micromolar(lab: Lab, well: str, species: str) -> float:
 
 def _summary(outcome: Outcome, truth_um: float, journal: Path, paths: list[Path]) -> dict[str, Any]:
     return {
-        "estimate": {"value": round(outcome.estimate_um, 3), "unit": "micromolar"},
-        "uncertainty": {"value": round(outcome.sd_um, 3), "unit": "micromolar"},
-        "truth": {"value": round(truth_um, 3), "unit": "micromolar"},
+        "estimate": qty(outcome.estimate_um, "micromolar", decimals=3),
+        "uncertainty": qty(outcome.sd_um, "micromolar", decimals=3),
+        "truth": qty(truth_um, "micromolar", decimals=3),
         "journal": str(journal),
         "plots": [str(p) for p in paths],
     }

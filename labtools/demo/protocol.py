@@ -23,6 +23,7 @@ from labtools.demo.labels import label_micromolar, label_tolerance
 from labtools.errors import ToolError
 from labtools.lab import Lab
 from labtools.result import ToolResult
+from labtools.units import QuantityJSON, qty
 
 UL = "microliter"
 NM = "nanometer"
@@ -43,8 +44,9 @@ WELL_UL = 100.0
 Call = Callable[..., dict[str, Any]]
 
 
-def ul(value: float) -> dict[str, Any]:
-    return {"value": round(value, 3), "unit": UL}
+def ul(value: float) -> QuantityJSON:
+    """A volume in µL, rounded to 1 nL."""
+    return qty(value, UL, decimals=3)
 
 
 @dataclass

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import dataclass
 from math import comb
 
 __all__ = ["Anchors", "Reward", "pass_hat_k"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,9 @@ class Reward:
     """The trainer's view of an episode. Never shown to the agent.
 
     ``total = normalized × validity × (0.9 + 0.1 × efficiency)``: correctness dominates; using
-    less of the budget earns at most a tenth.
+    less of the budget earns at most a tenth. ``components`` are the task's diagnostics (numbers;
+    ``"unscorable"``: why an episode scored 0 without being scored). Every value is finite, so
+    a reward is strict JSON: a component that is not is replaced by its text, and logged.
     """
 
     total: float
@@ -38,8 +44,28 @@ class Reward:
     normalized: float
     validity: float
     efficiency: float
-    components: dict[str, float]
+    components: dict[str, float | str]
     success: bool
+
+    def __post_init__(self) -> None:
+        for name in ("total", "raw", "normalized", "validity", "efficiency"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"reward {name} {getattr(self, name)!r} is not finite")
+        bad = [
+            k for k, v in self.components.items() if isinstance(v, float) and not math.isfinite(v)
+        ]
+        if bad:
+            log.warning("reward components %s are not finite; kept as text", ", ".join(bad))
+            fixed = {k: repr(v) if k in bad else v for k, v in self.components.items()}
+            object.__setattr__(self, "components", fixed)
+
+    @classmethod
+    def unscorable(cls, error: BaseException, *, task: str, episode: str | None) -> Reward:
+        """Zero, for an episode whose scoring raised ``error`` (logged with its traceback)."""
+        log.error("task %s could not score episode %s", task, episode, exc_info=error)
+        text = str(error)
+        reason = f"{type(error).__name__}: {text if len(text) <= 200 else text[:199] + '…'}"
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0, {"unscorable": reason}, success=False)
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -97,9 +97,22 @@ class Session:
         }
 
     def score(self) -> Reward:
-        """The episode's reward from hidden truth and the physical end state (trainer only)."""
+        """The episode's reward from hidden truth and the physical end state (trainer only).
+
+        Never raises: a submission the task cannot score scores 0, the reason in
+        ``components["unscorable"]``, and the error is logged with its traceback (it is a bug:
+        the task's scoring, or a submit tool that should have refused the submission).
+        """
+        try:
+            return self._score()
+        except Exception as exc:
+            return Reward.unscorable(exc, task=self.task.id, episode=self.episode_id)
+
+    def _score(self) -> Reward:
         components = dict(self.task.score(self.lab))
         raw = float(components.pop("raw"))
+        if not 0.0 <= raw <= 1.0:  # NaN fails too
+            raise ValueError(f"the task's raw score {raw!r} is not within 0–1")
         validity = self.task.validity(self.lab) if self.terminated else 0.0
         normalized = self.task.anchors.normalize(raw) if self.terminated else 0.0
         efficiency = max(0.0, 1.0 - self.usage.fraction(self.task.budget))

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import numpy as np
 from typing_extensions import TypedDict
 
-from labtools.errors import UnknownResource
+from labtools.errors import UnknownResource, brief
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
@@ -62,7 +62,8 @@ LITERATURE_PEAK_NM = {
     "allura_red": 504.0,
     "brilliant_blue": 630.0,
 }
-_WELL = re.compile(rf"^({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])$")
+#: a well of the plates, matched whole (``fullmatch``: no trailing newline slips through)
+_WELL = re.compile(rf"({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])")
 _TARGET = re.compile(r"\{[^{}]*\}")
 
 
@@ -124,9 +125,9 @@ class ColourMatching(Task):
         ],
     ) -> Submitted:
         """Submit the well whose contents best match the target. Ends the episode."""
-        if not isinstance(well, str) or _WELL.match(well) is None:
+        if not isinstance(well, str) or _WELL.fullmatch(well) is None:
             raise UnknownResource(
-                f"{str(well)[:40]!r} is not a well of plate_1 or plate_2",
+                f"{brief(well)} is not a well of plate_1 or plate_2",
                 field="/well",
                 hint="name a well as 'plate_1:A1' … 'plate_2:H12'",
             )

@@ -8,6 +8,7 @@ Reward: F1 of the identities × the mean over the present dyes of exp(−|ln(ĉ/
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
@@ -19,7 +20,7 @@ from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.scripting import caller, nm, ul
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
-from labtools.units import CONCENTRATION, Concentration, magnitude
+from labtools.units import Concentration, Range, magnitude, qty
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 #: µM ranges of the hidden concentrations, chosen so the sample reads 0.05–1.5 OD neat in a
@@ -42,6 +43,13 @@ TAU = 0.1  # concentration tolerance: a 10 % error costs a factor e^-1
 PRESENT_UM = 0.25  # a reported concentration above this counts as "present"
 
 
+@dataclass(frozen=True)
+class DyeLimits:
+    """Sane bounds of a submission: no food dye dissolves anywhere near 10 M."""
+
+    concentration: Range = Range(0.0, 10.0, "molar")
+
+
 class DyeAmounts(TypedDict):
     tartrazine: Concentration
     sunset_yellow: Concentration
@@ -57,6 +65,7 @@ class DyeQuantification(Task):
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.0098, expert=0.8590, seeds="1000-1049")
+    limits = DyeLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
         world = lab.shared["world"]
@@ -80,17 +89,16 @@ class DyeQuantification(Task):
     async def submit(
         self,
         concentrations: Annotated[
-            DyeAmounts, Arg("Each dye's concentration in the sample; 0 for an absent dye.")
+            DyeAmounts,
+            Arg(
+                "Each dye's concentration in the sample; 0 for an absent dye.",
+                within="concentration",
+            ),
         ],
     ) -> Submitted:
         """Submit your answer: the concentration of each dye in the sample. Ends the episode."""
-        values = {}
-        for dye in DYES:
-            given = concentrations[dye]
-            values[dye] = magnitude(
-                CONCENTRATION.from_json(given["value"], given["unit"]), "micromolar"
-            )
-        self.submission = values
+        # quantities already checked: finite, 0–10 M (labtools.spec)
+        self.submission = {dye: magnitude(concentrations[dye], "micromolar") for dye in DYES}
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:
@@ -104,7 +112,9 @@ class DyeQuantification(Task):
         terms = []
         for dye, true_um in truth.items():
             guess = self.submission.get(dye, 0.0)
-            terms.append(math.exp(-abs(math.log(guess / true_um)) / TAU) if guess > 0 else 0.0)
+            # ln ĉ − ln c, not ln(ĉ/c): the ratio of a tiny ĉ underflows to 0 before the log
+            error = abs(math.log(guess) - math.log(true_um)) if guess > 0 else math.inf
+            terms.append(math.exp(-error / TAU))
         accuracy = sum(terms) / len(terms)
         return {"raw": f1 * accuracy, "f1": f1, "accuracy": accuracy}
 
@@ -164,9 +174,7 @@ class DyeQuantification(Task):
         report = {d: float(a) for d, a in zip(DYES, amounts, strict=True)}
         call(
             "submit_dye_quantification",
-            concentrations={
-                d: {"value": round(c, 4), "unit": "micromolar"} for d, c in report.items()
-            },
+            concentrations={d: qty(c, "micromolar", decimals=4) for d, c in report.items()},
         )
 
     def naive(self, session: Session) -> None:
@@ -183,7 +191,7 @@ class DyeQuantification(Task):
         guess["tartrazine"] = max(od, 0.0) / 28_300 * 1e6
         call(
             "submit_dye_quantification",
-            concentrations={d: {"value": c, "unit": "micromolar"} for d, c in guess.items()},
+            concentrations={d: qty(c, "micromolar") for d, c in guess.items()},
         )
 
 

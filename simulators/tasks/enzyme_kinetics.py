@@ -18,6 +18,7 @@ wrong mechanism.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -29,7 +30,7 @@ from labtools.simulators.tasks.kinetics_expert import inhibition_expert, kinetic
 from labtools.simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
 from labtools.simulators.world.kinetics import MECHANISMS
 from labtools.tool import Arg, tool
-from labtools.units import Concentration, RateConstant, magnitude
+from labtools.units import Concentration, QuantityJSON, Range, RateConstant, magnitude, qty
 
 __all__ = ["TAU", "EnzymeInhibition", "EnzymeKinetics", "log_term"]
 
@@ -43,6 +44,17 @@ PROBABILITY_SLACK = 0.01
 LITERATURE_KM_M = 0.5e-3
 
 
+@dataclass(frozen=True)
+class KineticsLimits:
+    """Sane bounds of a submission, far outside any enzyme's: Km and Ki up to 1000 M (water
+    itself is 55 M; the naive Ki from two endpoints grows without bound as their ratio nears
+    1), kcat up to 10⁹ s⁻¹ (a hundred times the diffusion limit); probabilities 0–1."""
+
+    constant: Range = Range(0.0, 1000.0, "molar")
+    turnover: Range = Range(0.0, 1e9, "1 / second")
+    probability: Range = Range(0.0, 1.0)
+
+
 class Mechanism(TypedDict):
     competitive: float
     noncompetitive: float
@@ -50,10 +62,23 @@ class Mechanism(TypedDict):
 
 
 def log_term(estimate: float, truth: float, tau: float = TAU) -> float:
-    """exp(−ln²(estimate/truth) / 2τ²); 0 for an estimate that is not positive."""
+    """exp(−ln²(estimate/truth) / 2τ²); 0 for an estimate that is not positive and finite.
+
+    ln(estimate) − ln(truth), not ln(estimate/truth): the ratio of a 5e-324 estimate to a
+    truth above 1 underflows to 0 before the log.
+    """
+    error = _log_ratio(estimate, truth)
+    return math.exp(-(error**2) / (2.0 * tau * tau)) if math.isfinite(error) else 0.0
+
+
+def _log_ratio(estimate: float, truth: float) -> float:
+    """ln(estimate/truth) without forming the ratio (finite for any positive finite pair);
+    −inf for an estimate that is not positive, +inf for one that is not finite."""
     if not estimate > 0.0:
-        return 0.0
-    return math.exp(-(math.log(estimate / truth) ** 2) / (2.0 * tau * tau))
+        return -math.inf
+    if not math.isfinite(estimate):
+        return math.inf
+    return math.log(estimate) - math.log(truth)
 
 
 def _positive(value: float, name: str, unit: str) -> float:
@@ -87,6 +112,7 @@ class EnzymeKinetics(Task):
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.0031, expert=0.9817, seeds="1000-1049")
+    limits = KineticsLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
         lab.shared["world"].kinetics.enzyme(ENZYME)  # draw this seed's truth
@@ -100,8 +126,10 @@ class EnzymeKinetics(Task):
     @tool(name="submit_enzyme_kinetics", destructive=True)
     async def submit(
         self,
-        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.")],
-        kcat: Annotated[RateConstant, Arg("Turnover number per active site, > 0.")],
+        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.", within="constant")],
+        kcat: Annotated[
+            RateConstant, Arg("Turnover number per active site, > 0.", within="turnover")
+        ],
     ) -> Submitted:
         """Submit Km and kcat. Ends the episode."""
         self.submission = _constants(km, kcat)
@@ -147,6 +175,7 @@ class EnzymeInhibition(Task):
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.0002, expert=0.9730, seeds="1000-1049")
+    limits = KineticsLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
         kinetics = lab.shared["world"].kinetics
@@ -167,12 +196,19 @@ class EnzymeInhibition(Task):
     @tool(name="submit_enzyme_inhibition", destructive=True)
     async def submit(
         self,
-        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.")],
-        kcat: Annotated[RateConstant, Arg("Turnover number per active site, > 0.")],
-        ki: Annotated[Concentration, Arg("The inhibitor's inhibition constant, > 0.")],
+        km: Annotated[Concentration, Arg("Michaelis constant for pNPP, > 0.", within="constant")],
+        kcat: Annotated[
+            RateConstant, Arg("Turnover number per active site, > 0.", within="turnover")
+        ],
+        ki: Annotated[
+            Concentration, Arg("The inhibitor's inhibition constant, > 0.", within="constant")
+        ],
         mechanism: Annotated[
             Mechanism,
-            Arg("Probability of each mechanism, each 0–1, adding up to 1 (±0.01)."),
+            Arg(
+                "Probability of each mechanism, each 0–1, adding up to 1 (±0.01).",
+                within="probability",
+            ),
         ],
     ) -> Submitted:
         """Submit Km, kcat, Ki and the mechanism's probabilities. Ends the episode."""
@@ -257,12 +293,18 @@ def _probabilities(given: Mechanism) -> dict[str, float]:
     return {m: p / total for m, p in values.items()}
 
 
-def _molar(value: float) -> dict[str, Any]:
-    return {"value": float(f"{value * 1e3:.6g}"), "unit": "millimolar"}
+def _six_digits(value: float) -> float:
+    return float(f"{value:.6g}")
 
 
-def _per_s(value: float) -> dict[str, Any]:
-    return {"value": float(f"{value:.6g}"), "unit": "1 / second"}
+def _molar(value: float) -> QuantityJSON:
+    """A concentration given in M, as the protocols submit it: mM, six significant digits."""
+    return qty(_six_digits(value * 1e3), "millimolar")
+
+
+def _per_s(value: float) -> QuantityJSON:
+    """A rate constant in s⁻¹, six significant digits."""
+    return qty(_six_digits(value), "1 / second")
 
 
 def _naive_kcat(assay: Assay, *, inhibitor: bool) -> Any:

@@ -10,6 +10,7 @@ import numpy as np
 
 from labtools.demo.protocol import Call
 from labtools.session import Session
+from labtools.units import QuantityJSON, qty
 
 __all__ = ["Call", "caller", "nm", "nnls", "ul"]
 
@@ -23,14 +24,14 @@ def caller(session: Session) -> Call:
     return call
 
 
-def ul(value: float) -> dict[str, Any]:
-    """A volume in µL, as tools take it."""
-    return {"value": round(float(value), 3), "unit": "microliter"}
+def ul(value: float) -> QuantityJSON:
+    """A volume in µL, as tools take it, rounded to 1 nL."""
+    return qty(float(value), "microliter", decimals=3)
 
 
-def nm(value: float) -> dict[str, Any]:
+def nm(value: float) -> QuantityJSON:
     """A wavelength in nm, as tools take it."""
-    return {"value": float(value), "unit": "nanometer"}
+    return qty(float(value), "nanometer")
 
 
 def nnls(basis: np.ndarray, target: np.ndarray) -> np.ndarray:

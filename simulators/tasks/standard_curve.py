@@ -12,18 +12,18 @@ forecast, so an error and a mis-stated uncertainty, too small or too large, both
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
 
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
-from labtools.errors import OutOfRange
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.scripting import caller, nm, ul
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
-from labtools.units import Concentration, magnitude
+from labtools.units import Concentration, Range, magnitude, qty
 
 __all__ = ["StandardCurve", "crps_normal"]
 
@@ -37,6 +37,13 @@ RANGE_UM = (20.0, 400.0)  # the unknown's prior (log-uniform), as in virtual_lab
 SCALE = 0.05
 
 
+@dataclass(frozen=True)
+class CurveLimits:
+    """Sane bounds of a submission: tartrazine dissolves to well under 10 M."""
+
+    concentration: Range = Range(0.0, 10.0, "molar")
+
+
 class StandardCurve(Task):
     id = "standard_curve"
     config = VIRTUAL_LAB
@@ -45,6 +52,7 @@ class StandardCurve(Task):
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
     anchors = Anchors(naive=0.00026, expert=0.8168, seeds="1000-1049")
+    limits = CurveLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
         world = lab.shared["world"]
@@ -68,22 +76,20 @@ class StandardCurve(Task):
     @tool(name="submit_standard_curve", destructive=True)
     async def submit(
         self,
-        concentration: Annotated[Concentration, Arg("The unknown sample's concentration.")],
+        concentration: Annotated[
+            Concentration, Arg("The unknown sample's concentration.", within="concentration")
+        ],
         uncertainty: Annotated[
-            Concentration, Arg("Its standard uncertainty: one standard deviation, ≥ 0.")
+            Concentration,
+            Arg("Its standard uncertainty: one standard deviation, ≥ 0.", within="concentration"),
         ],
     ) -> Submitted:
         """Submit the unknown's tartrazine concentration and its uncertainty. Ends the episode."""
-        value = magnitude(concentration, "micromolar")
-        sd = magnitude(uncertainty, "micromolar")
-        for name, number in (("concentration", value), ("uncertainty", sd)):
-            if not (math.isfinite(number) and number >= 0):
-                raise OutOfRange(
-                    f"the {name} must be a finite number ≥ 0, not {number:g} µM",
-                    field=f"/{name}",
-                    hint="give a value ≥ 0 in a concentration unit",
-                )
-        self.submission = {"concentration_um": value, "uncertainty_um": sd}
+        # both already checked: finite, 0–10 M (labtools.spec)
+        self.submission = {
+            "concentration_um": magnitude(concentration, "micromolar"),
+            "uncertainty_um": magnitude(uncertainty, "micromolar"),
+        }
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:
@@ -106,8 +112,8 @@ class StandardCurve(Task):
         session.call_tool(
             "submit_standard_curve",
             {
-                "concentration": {"value": outcome.estimate_um, "unit": "micromolar"},
-                "uncertainty": {"value": outcome.sd_um, "unit": "micromolar"},
+                "concentration": qty(outcome.estimate_um, "micromolar"),
+                "uncertainty": qty(outcome.sd_um, "micromolar"),
             },
         ).unwrap()
 
@@ -125,8 +131,8 @@ class StandardCurve(Task):
         guess = max(float(od), 0.0) / TARTRAZINE_EPSILON * 1e6
         call(
             "submit_standard_curve",
-            concentration={"value": guess, "unit": "micromolar"},
-            uncertainty={"value": 0.1 * guess, "unit": "micromolar"},
+            concentration=qty(guess, "micromolar"),
+            uncertainty=qty(0.1 * guess, "micromolar"),
         )
 
 
@@ -134,9 +140,9 @@ def crps_normal(mean: float, sd: float, observed: float) -> float:
     """CRPS of the normal forecast N(mean, sd²) for ``observed`` (same unit as the inputs):
     σ·[z(2Φ(z) − 1) + 2φ(z) − 1/√π] with z = (observed − mean)/σ (Gneiting et al. 2005);
     the absolute error for σ = 0."""
-    if sd <= 0:
+    z = (observed - mean) / sd if sd > 0 else math.inf
+    if not math.isfinite(z):  # σ = 0, or so small against the error that z overflows
         return abs(observed - mean)
-    z = (observed - mean) / sd
     cdf = 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
     pdf = math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     return sd * (z * (2.0 * cdf - 1.0) + 2.0 * pdf - 1.0 / math.sqrt(math.pi))

@@ -109,7 +109,7 @@ def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
     deck.assign_child_resource(_cuvette_holder(), location=Coordinate(520.0, 100.0, 100.0))
     reader = PlateReader(
         name="reader", size_x=130.0, size_y=100.0, size_z=50.0, backend=reader_backend
-    )  # type: ignore[arg-type]  # set per copy
+    )
     deck.assign_child_resource(reader, location=Coordinate(560.0, 100.0, 100.0))
     return deck
 

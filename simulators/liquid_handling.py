@@ -182,7 +182,8 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     # -- tips ----------------------------------------------------------------------------------
     async def pick_up_tips(self, ops: list[Pickup], use_channels: list[int]) -> None:
         for op, ch in zip(ops, use_channels, strict=True):
-            self._loads[ch] = self._racked.pop(id(op.tip), None) or TipLoad(op.tip)
+            racked: TipLoad | None = self._racked.pop(id(op.tip), None)  # a tip put back
+            self._loads[ch] = racked or TipLoad(op.tip)
         self.world.clock.advance(self.timing.pick_up_s)
 
     async def drop_tips(self, ops: list[Drop], use_channels: list[int]) -> None:

@@ -97,11 +97,17 @@ def limits_for(backend: PlateReaderBackend) -> PlateReaderLimits:
     """The optical limits of a PLR backend where PLR states them, else labtools' defaults."""
     if isinstance(backend, BioTekPlateReaderBackend):
         return PlateReaderLimits(
-            absorbance=Range(*backend.abs_wavelength_range, NM),
-            excitation=Range(*backend.excitation_range, NM),
-            emission=Range(*backend.emission_range, NM),
+            absorbance=_nanometres(backend.abs_wavelength_range),
+            excitation=_nanometres(backend.excitation_range),
+            emission=_nanometres(backend.emission_range),
         )
     return PlateReaderLimits()
+
+
+def _nanometres(bounds: tuple[float, float]) -> Range:
+    """PLR's ``(low, high)`` wavelength range (nm) as a limit."""
+    low, high = bounds
+    return Range(low, high, NM)
 
 
 class PLRPlateReader(PlateReader):

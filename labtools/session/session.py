@@ -109,7 +109,7 @@ class Session:
             return Reward.unscorable(exc, task=self.task.id, episode=self.episode_id)
 
     def _score(self) -> Reward:
-        components = dict(self.task.score(self.lab))
+        components: dict[str, float | str] = dict(self.task.score(self.lab))
         raw = float(components.pop("raw"))
         if not 0.0 <= raw <= 1.0:  # NaN fails too
             raise ValueError(f"the task's raw score {raw!r} is not within 0–1")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, cast
 
 import numpy as np
+import pint
 from typing_extensions import TypedDict
 
 from labtools.demo.labels import label_micromolar
@@ -98,7 +99,8 @@ class DyeQuantification(Task):
     ) -> Submitted:
         """Submit your answer: the concentration of each dye in the sample. Ends the episode."""
         # quantities already checked: finite, 0–10 M (labtools.spec)
-        self.submission = {dye: magnitude(concentrations[dye], "micromolar") for dye in DYES}
+        given = cast("dict[str, pint.Quantity]", concentrations)  # the TypedDict, by dye name
+        self.submission = {dye: magnitude(given[dye], "micromolar") for dye in DYES}
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:

@@ -16,10 +16,8 @@ Every error echoes caller input through :func:`labtools.errors.brief`, never who
 from __future__ import annotations
 
 import collections.abc
-import difflib
 import inspect
 import math
-import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,10 +29,11 @@ import pint
 import typing_extensions
 from pydantic import Field, TypeAdapter, create_model
 
-from labtools.errors import InvalidArguments, OutOfRange, ToolError, UnitError, brief
+from labtools.errors import InvalidArguments, OutOfRange, ToolError, brief
 from labtools.schema import NAME_PATTERN, SchemaProfileError, portable
 from labtools.tool import Arg, Hints, ToolDecl
 from labtools.units import Dimension, Range, ureg
+from labtools.wording import escape, json_pointer, label, not_json, schema_error
 
 __all__ = ["Param", "Site", "ToolSpec", "build_spec"]
 
@@ -94,7 +93,7 @@ class ToolSpec:
         except fastjsonschema.JsonSchemaException as exc:
             raise self.schema_error(arguments, exc) from None
         except (RecursionError, TypeError, ValueError) as exc:
-            raise _not_json(arguments, exc) from None
+            raise not_json(arguments, exc) from None
         checked = typing.cast(dict[str, Any], arguments)  # an object, per the schema
         return {param.name: _convert(param, checked[param.name]) for param in self.params}
 
@@ -107,86 +106,9 @@ class ToolSpec:
         return True
 
     def schema_error(self, arguments: object, fallback: Exception | None = None) -> ToolError:
-        """The first schema violation, worded for an LLM."""
-        import jsonschema  # the reference validator words errors; only rejections pay its import
-
-        foreign = _foreign_key(arguments)
-        if foreign is not None:
-            return foreign
-        validator = jsonschema.Draft202012Validator(self.input_schema)
-        try:
-            errors = list(validator.iter_errors(arguments))
-        except (RecursionError, TypeError, ValueError):
-            errors = []
-        # An unknown argument explains a missing one better than the reverse ('wel' for 'well').
-        unknown = [e for e in errors if e.validator == "additionalProperties"]
-        error = jsonschema.exceptions.best_match(unknown or errors)
-        if error is None:  # jsonschema could not walk the arguments: use the compiled check's words
-            message = getattr(fallback, "message", None) or "arguments do not match the schema"
-            where = message.split(" ", 1)[0].removeprefix("data")
-            return InvalidArguments(
-                f"arguments do not match the schema: {_cut(message.replace('data.', '', 1))}",
-                field=_cut(re.sub(r"\[(\d+)\]", r".\1", where).replace(".", "/")),
-                hint=f"arguments: {', '.join(p.name for p in self.params)}",
-            )
-        return self._word(error, arguments)
-
-    def _word(self, error: Any, arguments: object) -> ToolError:
-        """``error``: the jsonschema ``ValidationError`` to explain."""
-        path = list(error.absolute_path)
-        pointer = _pointer(path)
-        names = [p.name for p in self.params]
-        if not path and not isinstance(arguments, dict):
-            hint = "decode the JSON text first" if isinstance(arguments, str) else None
-            return InvalidArguments(
-                f"arguments must be a JSON object, not {_json_type(arguments)}",
-                field="",
-                hint=hint or f"arguments: {', '.join(names)}",
-            )
-        if error.validator == "additionalProperties":
-            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-            allowed = list(error.schema.get("properties", {}))
-            close = _close(extra[0], allowed) if extra else None
-            hint = f"did you mean {close!r}? " if close else ""
-            listed = ", ".join(brief(e) for e in extra[:3]) + (", …" if len(extra) > 3 else "")
-            return InvalidArguments(
-                f"unknown argument {listed}",
-                field=_pointer([*path, extra[0]]) if extra else pointer,
-                hint=f"{hint}arguments: {', '.join(allowed)}",
-            )
-        if error.validator == "required":
-            missing = [n for n in error.schema.get("required", []) if n not in error.instance]
-            prop = error.schema.get("properties", {}).get(missing[0], {}) if missing else {}
-            required = ", ".join(error.schema.get("required", []))
-            return InvalidArguments(
-                f"missing argument {missing[0]!r}" if missing else _cut(error.message),
-                field=_pointer([*path, missing[0]]) if missing else pointer,
-                hint=prop.get("description") or f"{_where(pointer)} needs: {required}",
-            )
-        param = self._param(path[0]) if path else None
-        quantity = self._quantity_at(path)
-        if quantity is not None:
-            dimension, depth = quantity
-            return _unit_error(dimension, error, pointer, whole=len(path) == depth)
-        if error.validator == "enum":
-            allowed = error.validator_value
-            return InvalidArguments(
-                f"{brief(error.instance)} is not allowed here",
-                field=pointer,
-                hint=_did_you_mean(error.instance, allowed) + f"one of: {_join(allowed)}",
-            )
-        if error.validator == "type":
-            return InvalidArguments(
-                f"{_where(pointer)} must be {_article(error.validator_value)}, "
-                f"not {_json_type(error.instance)}",
-                field=pointer,
-                hint=param.description if param else None,
-            )
-        return InvalidArguments(
-            f"{_where(pointer)}: {_cut(error.message)}",
-            field=pointer,
-            hint=param.description if param else None,
-        )
+        """The first schema violation, worded for an LLM (:mod:`labtools.wording`)."""
+        params = {p.name: p.description for p in self.params}
+        return schema_error(self.input_schema, arguments, params, self._quantity_at, fallback)
 
     def _quantity_at(self, path: list[Any]) -> tuple[Dimension, int] | None:
         """The dimension of the quantity at or above ``path`` (a top-level quantity argument
@@ -226,7 +148,9 @@ class ToolSpec:
         given = dict(zip(names, args, strict=False))
         for key, value in kwargs.items():
             if key in given:
-                raise InvalidArguments(f"argument {brief(key)} given twice", field=_pointer([key]))
+                raise InvalidArguments(
+                    f"argument {brief(key)} given twice", field=json_pointer([key])
+                )
             given[key] = value
         out: dict[str, Any] = {}
         for key, value in given.items():
@@ -280,14 +204,14 @@ def _at_site(
     if key is None:
         if isinstance(node, dict):
             return {
-                k: _at_site(v, rest, f"{pointer}/{_escape(k)}", convert) for k, v in node.items()
+                k: _at_site(v, rest, f"{pointer}/{escape(k)}", convert) for k, v in node.items()
             }
         if isinstance(node, list | tuple):
             return [_at_site(v, rest, f"{pointer}/{i}", convert) for i, v in enumerate(node)]
         return node
     if not isinstance(node, dict) or key not in node:
         return node  # an optional key left out, or not an object
-    return {**node, key: _at_site(node[key], rest, f"{pointer}/{_escape(key)}", convert)}
+    return {**node, key: _at_site(node[key], rest, f"{pointer}/{escape(key)}", convert)}
 
 
 def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) -> pint.Quantity:
@@ -299,7 +223,7 @@ def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) ->
     for limit in (within, dim.bounds):
         if limit is not None and not limit.contains(quantity):
             raise OutOfRange(
-                f"{_label(pointer)} {amount:g} {unit} is outside the allowed range",
+                f"{label(pointer)} {amount:g} {unit} is outside the allowed range",
                 field=pointer,
                 hint=f"allowed: {limit.describe(unit)}",
             )
@@ -313,7 +237,7 @@ def _number(value: Any, within: Range | None, pointer: str, *, integer: bool) ->
         value = int(value)
     if within is not None and not within.contains(value):
         raise OutOfRange(
-            f"{_label(pointer)} {value:g} is outside the allowed range",
+            f"{label(pointer)} {value:g} is outside the allowed range",
             field=pointer,
             hint=f"allowed: {within.describe()}",
         )
@@ -333,146 +257,6 @@ def _finite(value: float, field: str) -> None:
         raise InvalidArguments(
             f"{brief(value)} is not a finite number", field=field, hint="give a finite number"
         )
-
-
-def _not_json(arguments: object, exc: Exception) -> ToolError:
-    """The error for arguments the compiled check could not walk."""
-    foreign = _foreign_key(arguments)
-    if foreign is not None:
-        return foreign
-    if isinstance(exc, RecursionError):
-        return InvalidArguments(
-            "arguments are nested too deeply", field="", hint="JSON arguments nest a few levels"
-        )
-    return InvalidArguments(
-        f"arguments are not JSON: {_cut(str(exc))}",
-        field="",
-        hint="send a JSON object of strings, numbers, arrays and objects",
-    )
-
-
-#: how deep :func:`_foreign_key` looks (deeper arguments are refused by the schema anyway)
-_DEPTH = 200
-
-
-def _foreign_key(value: object) -> ToolError | None:
-    """An error for the first object key that is not a string (a Python caller's ``{1: 2}``);
-    ``None`` if every key is a string."""
-    stack: list[tuple[object, tuple[Any, ...]]] = [(value, ())]
-    while stack:
-        node, path = stack.pop()
-        if len(path) > _DEPTH:
-            continue
-        if isinstance(node, dict):
-            for key in node:
-                if not isinstance(key, str):
-                    return InvalidArguments(
-                        f"object keys must be strings, not {_json_type(key)} {brief(key)}",
-                        field=_pointer([*path, key]),
-                        hint="JSON object keys are strings: name each argument, e.g. "
-                        "{'channel': 0}",
-                    )
-            stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
-        elif isinstance(node, list | tuple):
-            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node))))
-    return None
-
-
-def _unit_error(dim: Dimension, error: Any, pointer: str, *, whole: bool) -> ToolError:
-    """``whole``: the error is about the quantity itself, not its value or unit."""
-    instance = error.instance
-    if error.validator == "enum":
-        return UnitError(
-            f"{brief(instance)} is not a {dim.name} unit here",
-            field=pointer,
-            hint=_did_you_mean(instance, dim.units) + f"units: {', '.join(dim.units)}",
-        )
-    if whole and isinstance(instance, int | float | str) and not isinstance(instance, bool):
-        return UnitError(
-            f"{brief(instance)} is not a quantity; a {dim.name} is a value with a unit",
-            field=pointer,
-            hint=dim.hint(example=instance if not isinstance(instance, str) else 50),
-        )
-    if error.validator == "type" and pointer.endswith("/value"):
-        return InvalidArguments(
-            f"{_where(pointer)} must be a number, not {_json_type(instance)}",
-            field=pointer,
-            hint=dim.hint(),
-        )
-    return UnitError(f"{_where(pointer)}: {_cut(error.message)}", field=pointer, hint=dim.hint())
-
-
-#: characters of a message or field built from caller input, at most
-_CUT = 200
-
-
-def _cut(text: str, limit: int = _CUT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _label(pointer: str) -> str:
-    return pointer.lstrip("/").replace("/", ".")
-
-
-def _pointer(path: list[Any] | tuple[Any, ...]) -> str:
-    """The JSON pointer of ``path``, cut to :data:`_CUT` characters (a 1 MB key is not echoed)."""
-    return _cut(
-        "".join(f"/{_escape(brief(p, _CUT) if not isinstance(p, str | int) else p)}" for p in path)
-    )
-
-
-def _close(word: str, allowed: list[str]) -> str | None:
-    """The allowed name closest to ``word``, if one is close."""
-    if not isinstance(word, str) or len(word) > 100:
-        return None
-    close = difflib.get_close_matches(word, allowed, n=1)
-    return close[0] if close else None
-
-
-def _did_you_mean(value: object, allowed: Any) -> str:
-    if isinstance(value, str) and len(value) <= 100:
-        for candidate in allowed:
-            if isinstance(candidate, str) and candidate.lower() == value.lower().strip():
-                return f"did you mean {candidate!r}? "
-        close = _close(value, [a for a in allowed if isinstance(a, str)])
-        if close:
-            return f"did you mean {close!r}? "
-    return ""
-
-
-def _where(pointer: str) -> str:
-    return repr(_label(pointer)) if pointer else "arguments"
-
-
-def _escape(part: object) -> str:
-    return str(part).replace("~", "~0").replace("/", "~1")
-
-
-def _join(values: Any, limit: int = 24) -> str:
-    values = list(values)
-    text = ", ".join(str(v) if isinstance(v, str) else brief(v) for v in values[:limit])
-    return text + (f", … ({len(values)} in all)" if len(values) > limit else "")
-
-
-_JSON_TYPES = {
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",
-    int: "an integer",
-    float: "a number",
-    type(None): "null",
-}
-
-
-def _json_type(value: object) -> str:
-    return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
-def _article(json_type: object) -> str:
-    return {"object": "an object", "array": "an array", "integer": "an integer"}.get(
-        str(json_type), f"a {json_type}"
-    )
 
 
 def _jsonish(value: Any) -> Any:

@@ -6,6 +6,7 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp import StdioServerParameters
 
@@ -32,3 +33,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def refusal(result: Any) -> dict[str, Any]:
+    """The error object of a refused MCP tool call, checked against what a host shows: an
+    ``isError`` result, no structured content, the code, field and hint in its text."""
+    from labtools.server.app import ERROR_META, error_text
+
+    assert result.is_error, result
+    assert result.structured_content is None
+    error = result.meta[ERROR_META]
+    assert [block.text for block in result.content] == [error_text(error)]
+    return error

@@ -7,7 +7,7 @@ import subprocess
 
 import anyio
 from mcp import Client
-from mcp_helpers import serve_command, server_env
+from mcp_helpers import refusal, serve_command, server_env
 
 from labtools.server import build_server
 
@@ -99,15 +99,13 @@ def test_megabyte_arguments_are_refused_as_tool_errors() -> None:
             async with Client(build_server(lab)) as client:
                 huge = {"channel": 0, "well": "x" * 1_000_000, "volume": UL}
                 result = await client.call_tool("lh_aspirate", huge)
-                assert result.is_error
-                assert result.structured_content["error"]["code"] in {
+                assert refusal(result)["code"] in {
                     "unknown_resource",
                     "precondition_failed",
                 }
                 many = {"tip_rack": "tips", "channels": list(range(200_000))}
                 result = await client.call_tool("lh_pick_up_tips", many)
-                assert result.is_error
-                assert result.structured_content["error"]["code"] == "out_of_range"
+                assert refusal(result)["code"] == "out_of_range"
                 nested: object = {}
                 for _ in range(50):
                     nested = {"x": [nested]}

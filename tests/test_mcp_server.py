@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port, serve_command, server_env, stdio_params
+from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_params
 
 from labtools.server import build_server
 
@@ -72,8 +72,7 @@ async def exercise(client: Client) -> None:
 
     for label, (name, arguments, code) in BAD_CALLS.items():
         result = await client.call_tool(name, arguments)
-        assert result.is_error, label
-        error = result.structured_content["error"]
+        error = refusal(result)
         assert error["code"] == code, (label, error)
         assert result.content[0].text.startswith(code), label
         assert await state_of(client) == after_good, f"{label} changed the lab"
@@ -110,8 +109,7 @@ def test_read_only_server_lists_and_runs_only_read_tools() -> None:
                 refused = await client.call_tool(
                     "lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}
                 )
-                assert refused.is_error
-                assert "read-only" in refused.structured_content["error"]["hint"]
+                assert "read-only" in refusal(refused)["hint"]
             assert lab.instruments["lh"].tips_left == 96
 
     anyio.run(main)
@@ -219,11 +217,11 @@ def test_default_virtual_lab_over_stdio() -> None:
                 "lh_aspirate",
                 {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}},
             )
-            assert bad.is_error and bad.structured_content["error"]["code"] == "unit_error"
+            assert refusal(bad)["code"] == "unit_error"
             no_tip = await client.call_tool(
                 "lh_aspirate", {"channel": 0, "well": "reservoir:A2", "volume": UL}
             )
-            assert no_tip.structured_content["error"]["code"] == "precondition_failed"
+            assert refusal(no_tip)["code"] == "precondition_failed"
             assert await state_of(client) == before
             await client.call_tool("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
             moved = await client.call_tool(

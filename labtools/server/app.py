@@ -2,8 +2,10 @@
 
 Built on the SDK's low-level ``Server`` so that the exported schemas go out verbatim (root
 ``additionalProperties: false`` included) and every argument is checked by the lab, not dropped:
-a failed call is a result with ``isError: true`` whose text and ``structuredContent`` carry the
-error's code, message, field and hint, so the model can correct itself.
+a failed call is a result with ``isError: true`` whose text carries the error's code, message,
+field and hint, so the model can correct itself. A refusal has no ``structuredContent`` (it
+would contradict the tool's ``outputSchema``, and hosts validate it); programs read the error
+object from ``_meta["labtools/error"]``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from labtools.errors import UnknownTool
 from labtools.host import ToolHost
 from labtools.result import ToolResult
 
-__all__ = ["build_server"]
+__all__ = ["ERROR_META", "build_server", "error_text"]
 
 STATE_URI = "labtools://state"
 INSTRUMENT_URI = UriTemplate.parse("labtools://instrument/{name}")
 DATA_URI = UriTemplate.parse("labtools://data/{instrument}/{number}")
 #: characters of result JSON repeated as text, for clients that ignore structuredContent
 INLINE_TEXT = 4000
+#: the ``_meta`` key of a refusal's error object (code, message, field, hint)
+ERROR_META = "labtools/error"
 
 INSTRUCTIONS = (
     "Tools drive laboratory instruments. Physical quantities are objects "
@@ -167,13 +171,18 @@ def _result(result: ToolResult) -> types.CallToolResult:
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
     error = result.error or {}
+    return types.CallToolResult(
+        is_error=True,
+        content=[types.TextContent(type="text", text=error_text(error))],
+        _meta={ERROR_META: error},
+    )
+
+
+def error_text(error: dict[str, Any]) -> str:
+    """A refusal as one readable line: ``unit_error: … (field /volume). Hint: …``."""
     text = f"{error['code']}: {error['message']}"
     if error.get("field"):
         text += f" (field {error['field']})"
     if error.get("hint"):
         text += f". Hint: {error['hint']}"
-    return types.CallToolResult(
-        is_error=True,
-        content=[types.TextContent(type="text", text=text)],
-        structured_content={"error": error},
-    )
+    return text

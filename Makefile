@@ -6,8 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # the installed layout (labtools/drivers, labtools/simulators) as links, for tools that read files
 LAYOUT := build/src
+# MCP clients this project did not write (tests/test_mcp_interop.py), pinned, installed with npm
+INTEROP := tests/interop
+CLIENTS := $(INTEROP)/node_modules/.installed
 
-.PHONY: test demo bench lint typecheck schemas clean
+.PHONY: test demo bench lint typecheck schemas clean clients
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +18,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP) clients
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# Without npm the interop tests are skipped (and fail under CI=true).
+clients:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(CLIENTS); \
+	else echo "no npm on this machine: the MCP interop tests will be skipped"; fi
+
+$(CLIENTS): $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 demo: $(STAMP)
 	$(BIN)/labtools demo --out out/demo
@@ -37,4 +49,4 @@ schemas: $(STAMP)
 	$(BIN)/labtools schemas
 
 clean:
-	rm -rf .venv .venv-* build out .pytest_cache .ruff_cache .mypy_cache
+	rm -rf .venv .venv-* build out .pytest_cache .ruff_cache .mypy_cache $(INTEROP)/node_modules

@@ -180,7 +180,12 @@ class Lab:
             result = ToolResult.failure(error)
         except Exception as exc:  # a driver fault: report it, keep the lab answering
             log.exception("tool %s failed", name)
-            result = ToolResult.failure(InstrumentError(f"{type(exc).__name__}: {exc}"))
+            fault = InstrumentError(
+                f"{type(exc).__name__}: {exc}"[:300],
+                hint="the driver failed unexpectedly (the lab's log has the details); check what "
+                "the instrument did before you retry (its state, or labtools://state)",
+            )
+            result = ToolResult.failure(fault)
         self._record(name, arguments, result, started, virtual_start)
         return result
 

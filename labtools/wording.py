@@ -60,7 +60,7 @@ def schema_error(
         return InvalidArguments(
             f"arguments do not match the schema: {_cut(message.replace('data.', '', 1))}",
             field=_cut(re.sub(r"\[(\d+)\]", r".\1", where).replace(".", "/")),
-            hint=f"arguments: {', '.join(params)}",
+            hint=_arguments(list(params)),
         )
     return _word(error, arguments, params, quantity_at)
 
@@ -77,7 +77,7 @@ def _word(
         return InvalidArguments(
             f"arguments must be a JSON object, not {_json_type(arguments)}",
             field="",
-            hint=hint or f"arguments: {', '.join(names)}",
+            hint=hint or _arguments(names),
         )
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
@@ -88,7 +88,7 @@ def _word(
         return InvalidArguments(
             f"unknown argument {listed}",
             field=json_pointer([*path, extra[0]]) if extra else pointer,
-            hint=f"{hint}arguments: {', '.join(allowed)}",
+            hint=hint + _arguments(allowed),
         )
     if error.validator == "required":
         missing = [n for n in error.schema.get("required", []) if n not in error.instance]
@@ -194,6 +194,11 @@ def _unit_error(dim: Dimension, error: Any, pointer: str, *, whole: bool) -> Too
 
 #: characters of a message or field built from caller input, at most
 CUT = 200
+
+
+def _arguments(names: list[str]) -> str:
+    """What arguments a tool takes, for a hint."""
+    return f"arguments: {', '.join(names)}" if names else "this tool takes no arguments: send {}"
 
 
 def _cut(text: str, limit: int = CUT) -> str:

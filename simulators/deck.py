@@ -29,6 +29,7 @@ from pylabrobot.resources import (
     Container,
     Coordinate,
     Deck,
+    Plate,
     ResourceHolder,
     STARLetDeck,
     biorad_384_wellplate_50uL_Vb,
@@ -61,13 +62,20 @@ class VirtualDeck:
     reader: PlateReader
 
 
-def virtual_deck(world: World, reader_backend: PlateReaderBackend | None = None) -> VirtualDeck:
+def virtual_deck(
+    world: World,
+    reader_backend: PlateReaderBackend | None = None,
+    *,
+    in_reader: str | None = None,
+) -> VirtualDeck:
     """A fresh copy of the virtual deck, its reader driven by ``reader_backend`` (``None``: a
     reader that cannot read, for labs that only pipette), and PLR's volume trackers set to the
-    world's labelled containers (the labels' nominal volumes).
+    world's labelled containers (the labels' nominal volumes). ``in_reader``: a plate that
+    starts in the reader instead of on its carrier.
 
-    A stock that is not on the deck or does not fit its container is a
-    :class:`~labtools.config.ConfigError` (key ``world``)."""
+    A stock that is not on the deck or does not fit its container, or an ``in_reader`` that is
+    not a plate of the deck, is a :class:`~labtools.config.ConfigError` (key ``world`` or
+    ``in_reader``)."""
     if not isinstance(world, World):
         raise ConfigError(f"needs a World, not a {type(world).__name__}", key="world")
     if reader_backend is not None:
@@ -80,8 +88,22 @@ def virtual_deck(world: World, reader_backend: PlateReaderBackend | None = None)
     deck.deregister_did_assign_resource_callback(deck._check_safe_z_height)
     reader = deck.get_resource("reader")
     reader.backend = reader_backend
+    if in_reader is not None:
+        _load_reader(deck, reader, in_reader)
     _believe_stocks(deck, world)
     return VirtualDeck(deck, reader)
+
+
+def _load_reader(deck: Deck, reader: PlateReader, name: str) -> None:
+    plates = sorted(p.name for p in deck.get_all_resources() if isinstance(p, Plate))
+    if name not in plates:
+        raise ConfigError(
+            f"{brief(name)} is not a plate on the deck; plates: {', '.join(plates)}",
+            key="in_reader",
+        )
+    plate = deck.get_resource(name)
+    plate.unassign()
+    reader.assign_child_resource(plate)
 
 
 @functools.cache

@@ -397,3 +397,14 @@ def test_every_error_code_is_declared_once() -> None:
         type("Bogus", (ToolError,), {"code": "bogus"})
     with pytest.raises(TypeError, match="share a code"):
         type("Twice", (ToolError,), {"code": "busy"})
+
+
+def test_an_argument_sent_to_a_tool_that_takes_none_says_so() -> None:
+    with Lab.virtual(seed=0) as virtual:
+        error = virtual.call("lh_get_deck", {"plate": "plate_1"}).error
+    assert error == {
+        "code": "invalid_arguments",
+        "message": "unknown argument 'plate'",
+        "field": "/plate",
+        "hint": "this tool takes no arguments: send {}",
+    }

@@ -234,3 +234,21 @@ def test_default_virtual_lab_over_stdio() -> None:
             assert plate["wells"]["A1"] == 50.0
 
     anyio.run(main)
+
+
+def test_the_python_client_validates_every_result_against_its_output_schema() -> None:
+    """Output validation is on in the official Python client: a success that broke its tool's
+    outputSchema would fail there, so the passing calls above were checked against theirs."""
+    from faults import Liar
+
+    from labtools import Lab
+
+    async def main() -> None:
+        with Lab([Liar("liar")]) as lab:
+            async with Client(build_server(lab)) as client:
+                refused = await client.call_tool("liar_fail", {"code": "busy"})
+                assert refusal(refused)["code"] == "busy"  # errors are not held to the schema
+                with pytest.raises(RuntimeError, match="liar_claim"):
+                    await client.call_tool("liar_claim", {})
+
+    anyio.run(main)

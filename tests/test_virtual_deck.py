@@ -124,3 +124,22 @@ def test_adapter_and_world_name_every_container_alike() -> None:
     for name in names:
         container, ref = view.container(name, "/well")
         assert ref == name == backend._ref(container)
+
+
+def test_a_plate_may_start_in_the_reader() -> None:
+    vd = virtual_deck(World(0), PlateReaderChatterboxBackend(), in_reader="plate_2")
+    assert [c.name for c in vd.reader.children] == ["plate_2"]
+    assert _template().get_resource("plate_2").parent.name != "reader"  # the template is intact
+    fresh = virtual_deck(World(0), PlateReaderChatterboxBackend())
+    assert fresh.reader.children == []
+
+
+def test_in_reader_must_name_a_plate_of_the_deck() -> None:
+    from labtools.config import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        virtual_deck(World(0), PlateReaderChatterboxBackend(), in_reader="tips_300ul")
+    assert str(caught.value) == (
+        "in_reader: 'tips_300ul' is not a plate on the deck; "
+        "plates: plate_1, plate_2, plate_384, reservoir"
+    )

@@ -19,7 +19,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.uri_template import UriTemplate
 
 from labtools import __version__
-from labtools.errors import UnknownTool
+from labtools.errors import UnknownTool, brief
 from labtools.host import ToolHost
 from labtools.result import ToolResult
 
@@ -56,15 +56,12 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in exposed:
-            hint = (
-                "this server is read-only"
-                if read_only and params.name in lab.tool_names()
-                else f"tools: {', '.join(sorted(exposed))}"
+        if params.name not in exposed and params.name in lab.tool_names():
+            hidden = UnknownTool(
+                f"no tool named {brief(params.name)} on this server",
+                hint=f"this server is read-only; tools: {', '.join(sorted(exposed))}",
             )
-            return _result(
-                ToolResult.failure(UnknownTool(f"no tool named {params.name[:80]!r}", hint=hint))
-            )
+            return _result(ToolResult.failure(hidden))
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)

@@ -1,0 +1,240 @@
+"""Interoperability with MCP clients this project did not write, over stdio and streamable HTTP:
+
+- the MCP Inspector CLI (``@modelcontextprotocol/inspector``), which validates every result
+  against the tool's ``outputSchema`` as the TypeScript SDK does;
+- the TypeScript SDK's own client (``@modelcontextprotocol/client``, what Claude Desktop, Claude
+  Code, Cursor and VS Code are built on), for a call the Inspector refuses before sending.
+
+Both are pinned in ``tests/interop/package.json`` and installed by ``make`` with the machine's
+npm. The lab is the virtual lab with ``plate_2`` starting in the reader (so that one call can
+read it) and the ``faults`` test instrument, for the error codes a fresh virtual lab does not
+produce from one call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faults import RAISED
+from mcp_helpers import free_port
+
+from labtools.config import packaged
+from labtools.errors import ERROR_CODES
+from labtools.lab import VIRTUAL_LAB
+
+TESTS = Path(__file__).parent
+INTEROP = TESTS / "interop"
+INSPECTOR = INTEROP / "node_modules" / ".bin" / "mcp-inspector"
+LABTOOLS = Path(sys.executable).with_name("labtools")
+NM = "nanometer"
+UL = {"value": 50, "unit": "microliter"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def clients() -> None:
+    if INSPECTOR.exists() and shutil.which("node"):
+        return
+    reason = "the Node MCP clients are not installed (make test installs them with npm)"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def lab_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    text = packaged(VIRTUAL_LAB).read_text(encoding="utf-8")
+    deck = 'reader_backend = "@reader_backend"\n'
+    assert text.count(deck) == 1
+    text = text.replace(deck, f'{deck}in_reader = "plate_2"\n')
+    text += '\n[instruments.faults]\nclass = "faults:Faults"\n'
+    path = tmp_path_factory.mktemp("interop") / "interop_lab.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(TESTS)}
+
+
+@pytest.fixture(scope="module")
+def http_url(lab_file: Path) -> Iterator[str]:
+    port = free_port()
+    command = [str(LABTOOLS), "serve", "--lab", str(lab_file), "--transport", "http"]
+    server = subprocess.Popen(
+        [*command, "--port", str(port)], env=_env(), stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the HTTP server did not start: {server.stderr}") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def target(request: pytest.FixtureRequest, lab_file: Path) -> list[str]:
+    """How a client reaches the server: the command it spawns, or the URL."""
+    if request.param == "http":
+        return [request.getfixturevalue("http_url")]
+    return [str(LABTOOLS), "serve", "--lab", str(lab_file)]
+
+
+def inspector(target: list[str], method: str, *options: str) -> tuple[int, Any, str]:
+    """Run the Inspector CLI once: its exit code, its stdout as JSON (or None), its stderr."""
+    environment = ["-e", f"PYTHONPATH={TESTS}"] if len(target) > 1 else []
+    run = subprocess.run(
+        [str(INSPECTOR), "--cli", "--method", method, *options, *environment, "--", *target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        cwd=INTEROP,
+    )
+    return run.returncode, json.loads(run.stdout) if run.stdout.strip() else None, run.stderr
+
+
+def call(target: list[str], name: str, arguments: dict[str, Any]) -> tuple[int, Any, str]:
+    return inspector(
+        target, "tools/call", "--tool-name", name, "--tool-args-json", json.dumps(arguments)
+    )
+
+
+# -- what every host lists -------------------------------------------------------------------
+def test_tools_list_is_portable_and_complete(target: list[str]) -> None:
+    code, listed, stderr = inspector(target, "tools/list", "--strict")
+    assert code == 0, stderr  # --strict: exit 6 on any schema-portability error
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert len(tools) == 19 and {"lh_aspirate", "reader_read_absorbance", "faults_fail"} <= set(
+        tools
+    )
+    assert all(t["inputSchema"]["additionalProperties"] is False for t in tools.values())
+    assert all("outputSchema" in t for t in tools.values())
+
+
+# -- a valid call per instrument: the client validated the result against its outputSchema ---
+VALID = {
+    "lh": ("lh_get_deck", {}, "labware"),
+    "reader": (
+        "reader_read_absorbance",
+        {"plate": "plate_2", "wavelength": {"value": 450, "unit": NM}, "wells": ["A1", "B1"]},
+        "values",
+    ),
+    "spec": (
+        "spec_set_integration_time",
+        {"time": {"value": 20, "unit": "millisecond"}},
+        "integration_time",
+    ),
+}
+
+
+@pytest.mark.parametrize("instrument", sorted(VALID))
+def test_a_valid_call_per_instrument(target: list[str], instrument: str) -> None:
+    name, arguments, key = VALID[instrument]
+    code, result, stderr = call(target, name, arguments)
+    assert code == 0, stderr
+    assert not result.get("isError")
+    assert key in result["structuredContent"]
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+# -- one refusal of each error code: seen as an error, with code, field and hint in the text ---
+REFUSALS: dict[str, tuple[str, dict[str, Any], str | None]] = {
+    "invalid_arguments": ("lh_get_deck", {"plate": "plate_1"}, "/plate"),
+    "unit_error": (
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}},
+        "/volume/unit",
+    ),
+    "out_of_range": (
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "milliliter"}},
+        "/volume",
+    ),
+    "unknown_resource": ("lh_pick_up_tips", {"tip_rack": "tips_5ul", "channels": [0]}, None),
+    "precondition_failed": (
+        "lh_aspirate",
+        {"channel": 0, "well": "reservoir:A2", "volume": UL},
+        None,
+    ),
+    "interlock": ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}, "/destination"),
+    **{code: ("faults_fail", {"code": code}, None) for code in (*RAISED, "instrument_error")},
+}
+
+
+def test_the_refusals_cover_every_error_code() -> None:
+    assert set(REFUSALS) | {"unknown_tool"} == ERROR_CODES
+
+
+@pytest.mark.parametrize("expected", sorted(REFUSALS))
+def test_each_refusal_reaches_the_client_as_a_tool_error(target: list[str], expected: str) -> None:
+    name, arguments, field = REFUSALS[expected]
+    code, result, stderr = call(target, name, arguments)
+    assert code == 5, stderr  # the Inspector's exit code for a tool result with isError
+    assert "tool_is_error" in stderr and "Structured content" not in stderr
+    assert result["isError"] is True and "structuredContent" not in result
+    error = result["_meta"]["labtools/error"]
+    assert error["code"] == expected
+    text = result["content"][0]["text"]
+    assert text.startswith(f"{expected}: {error['message']}")
+    if field is not None:
+        assert error["field"] == field and f"(field {field})" in text
+    assert error["hint"] and text.endswith(f"Hint: {error['hint']}")
+
+
+def test_an_unknown_tool_reaches_the_typescript_client_as_a_tool_error(target: list[str]) -> None:
+    # The Inspector checks names against tools/list and never sends this call; the SDK does.
+    run = subprocess.run(
+        ["node", str(INTEROP / "call_tool.mjs"), "lh_aspirat", "{}", *target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        cwd=INTEROP,
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["isError"] is True and "structuredContent" not in result
+    assert result["_meta"]["labtools/error"]["code"] == "unknown_tool"
+    assert result["content"][0]["text"].startswith(
+        "unknown_tool: no tool named 'lh_aspirat'. Hint: did you mean lh_aspirate"
+    )
+    code, _, stderr = call(target, "lh_aspirat", {})
+    assert code == 5 and "tool_not_found" in stderr  # what the Inspector says instead
+
+
+# -- resources -------------------------------------------------------------------------------
+def test_resources_list_and_read(target: list[str]) -> None:
+    code, listed, stderr = inspector(target, "resources/list")
+    assert code == 0, stderr
+    uris = {r["uri"] for r in listed["resources"]}
+    assert {"labtools://state", "labtools://instrument/lh"} <= uris
+    code, read, stderr = inspector(target, "resources/read", "--uri", "labtools://state")
+    assert code == 0, stderr
+    state = json.loads(read["contents"][0]["text"])
+    assert "lh" in state and "clock_s" in state
+
+
+def test_an_unknown_resource_is_a_protocol_error(target: list[str]) -> None:
+    code, _, stderr = inspector(target, "resources/read", "--uri", "labtools://nothing")
+    assert code == 1
+    assert json.loads(stderr.strip().splitlines()[-1])["error"]["message"] == (
+        "Resource not found: labtools://nothing"
+    )

@@ -73,8 +73,10 @@ def tool(
 ) -> Callable[[F], F]:
     """Mark an ``async`` instrument method as a tool.
 
-    ``read_only`` tools change nothing (and so are idempotent and not destructive);
-    ``destructive`` tools change matter irreversibly (liquid moved, tips used). ``name``
+    ``read_only`` tools change nothing: no matter moved, no kept state replaced (a reference
+    spectrum), and no instrument time beyond the seconds a reading takes (a kinetic read that
+    runs for hours while reactions go on is not read-only); they are idempotent and not
+    destructive. ``destructive`` tools change matter irreversibly (liquid moved, tips used). ``name``
     replaces the usual ``<instrument>_<method>`` tool name (e.g. ``submit_colour_match``).
     """
     if read_only and destructive:

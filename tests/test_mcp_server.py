@@ -252,3 +252,27 @@ def test_the_python_client_validates_every_result_against_its_output_schema() ->
                     await client.call_tool("liar_claim", {})
 
     anyio.run(main)
+
+
+def test_read_only_serves_only_what_changes_nothing() -> None:
+    """The kinetic read holds the reader for hours while reactions run; dark and reference
+    acquisitions replace kept spectra: none of them is read-only."""
+    from labtools import Lab
+
+    with Lab.virtual(seed=0) as lab:
+        served = {t["name"] for t in lab.tools("mcp", read_only=True)}
+        hints = {t["name"]: t["annotations"] for t in lab.tools("mcp")}
+    assert served == {
+        "lh_get_deck",
+        "reader_read_absorbance",
+        "reader_read_absorbance_spectrum",
+        "reader_read_fluorescence",
+        "reader_read_luminescence",
+        "spec_acquire_spectrum",
+        "spec_measure_absorbance",
+    }
+    kinetic = hints["reader_read_absorbance_kinetic"]
+    assert not kinetic["readOnlyHint"] and not kinetic["idempotentHint"]
+    assert not kinetic["destructiveHint"]
+    for name in ("spec_acquire_dark", "spec_acquire_reference"):
+        assert not hints[name]["readOnlyHint"] and hints[name]["idempotentHint"]

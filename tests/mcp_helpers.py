@@ -45,3 +45,32 @@ def refusal(result: Any) -> dict[str, Any]:
     error = result.meta[ERROR_META]
     assert [block.text for block in result.content] == [error_text(error)]
     return error
+
+
+def virtual_lab_file(
+    path: Path,
+    *,
+    in_reader: str | None = None,
+    full_plates: tuple[str, ...] = (),
+    extra: str = "",
+) -> Path:
+    """The built-in virtual lab's configuration written to ``path``, with ``in_reader`` starting
+    in the reader, every well of ``full_plates`` believed to hold 150 µL, and ``extra`` TOML
+    appended (more instruments)."""
+    from labtools.config import packaged
+    from labtools.lab import VIRTUAL_LAB
+
+    text = packaged(VIRTUAL_LAB).read_text(encoding="utf-8")
+    edits = {
+        'reader_backend = "@reader_backend"\n': f'in_reader = "{in_reader}"\n' if in_reader else "",
+        'labels = "@world.labels"\n': "",
+    }
+    if full_plates:
+        wells = [f"{row}{column}" for row in "ABCDEFGH" for column in range(1, 13)]
+        volumes = ", ".join(f'"{plate}:{w}" = 150' for plate in full_plates for w in wells)
+        edits['labels = "@world.labels"\n'] = f"volumes = {{ {volumes} }}\n"
+    for anchor, added in edits.items():
+        assert text.count(anchor) == 1, anchor
+        text = text.replace(anchor, anchor + added)
+    path.write_text(text + extra, encoding="utf-8")
+    return path

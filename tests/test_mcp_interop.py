@@ -7,8 +7,8 @@
 
 Both are pinned in ``tests/interop/package.json`` and installed by ``make`` with the machine's
 npm. The lab is the virtual lab with ``plate_2`` starting in the reader (so that one call can
-read it) and the ``faults`` test instrument, for the error codes a fresh virtual lab does not
-produce from one call.
+read it), both plates believed full (so that the deck view is summarised) and the ``faults``
+test instrument, for the error codes a fresh virtual lab does not produce from one call.
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ from typing import Any
 
 import pytest
 from faults import RAISED
-from mcp_helpers import free_port
+from mcp_helpers import free_port, virtual_lab_file
 
-from labtools.config import packaged
 from labtools.errors import ERROR_CODES
-from labtools.lab import VIRTUAL_LAB
 
 TESTS = Path(__file__).parent
 INTEROP = TESTS / "interop"
@@ -52,14 +50,12 @@ def clients() -> None:
 
 @pytest.fixture(scope="module")
 def lab_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    text = packaged(VIRTUAL_LAB).read_text(encoding="utf-8")
-    deck = 'reader_backend = "@reader_backend"\n'
-    assert text.count(deck) == 1
-    text = text.replace(deck, f'{deck}in_reader = "plate_2"\n')
-    text += '\n[instruments.faults]\nclass = "faults:Faults"\n'
-    path = tmp_path_factory.mktemp("interop") / "interop_lab.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return virtual_lab_file(
+        tmp_path_factory.mktemp("interop") / "interop_lab.toml",
+        in_reader="plate_2",
+        full_plates=("plate_1", "plate_2"),  # the deck view is then too long to give inline
+        extra='\n[instruments.faults]\nclass = "faults:Faults"\n',
+    )
 
 
 def _env() -> dict[str, str]:
@@ -152,7 +148,16 @@ def test_a_valid_call_per_instrument(target: list[str], instrument: str) -> None
     assert code == 0, stderr
     assert not result.get("isError")
     assert key in result["structuredContent"]
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    text = result["content"][0]["text"]
+    if instrument == "lh":  # a deck with a full plate: a summary and a link to the whole
+        link = result["content"][1]
+        assert link["type"] == "resource_link" and link["uri"].startswith("labtools://result/")
+        summary = json.loads(text[: text.index(" (summarised")])
+        assert [lw["name"] for lw in summary["labware"]] == [
+            lw["name"] for lw in result["structuredContent"]["labware"]
+        ]
+    else:
+        assert json.loads(text) == result["structuredContent"]
 
 
 # -- one refusal of each error code: seen as an error, with code, field and hint in the text ---

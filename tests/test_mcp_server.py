@@ -137,7 +137,10 @@ def test_progress_notifications_and_data_resources() -> None:
                 full = await client.read_resource(f"labtools://data/{handle}")
                 assert len(json.loads(full.contents[0].text)["counts"]) == 512
                 templates = (await client.list_resource_templates()).resource_templates
-                assert templates[0].uri_template == "labtools://data/{instrument}/{number}"
+                assert [t.uri_template for t in templates] == [
+                    "labtools://result/{number}",
+                    "labtools://data/{instrument}/{number}",
+                ]
                 with pytest.raises(MCPError):
                     await client.read_resource("labtools://data/spec/999")
 
@@ -169,6 +172,8 @@ def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
     try:
         _wait_for_port(port, process)
         url = f"http://127.0.0.1:{port}/mcp"
+        assert process.stderr is not None
+        assert process.stderr.readline() == f"labtools: serving MCP on {url}\n"
 
         async def main() -> None:
             headers = {"Authorization": "Bearer s3cret"}

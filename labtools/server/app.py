@@ -22,14 +22,14 @@ from labtools import __version__
 from labtools.errors import UnknownTool, brief
 from labtools.host import ToolHost
 from labtools.result import ToolResult
+from labtools.server.results import RESULT_URI, ResultStore, inline, summary
 
 __all__ = ["ERROR_META", "build_server", "error_text"]
 
 STATE_URI = "labtools://state"
 INSTRUMENT_URI = UriTemplate.parse("labtools://instrument/{name}")
 DATA_URI = UriTemplate.parse("labtools://data/{instrument}/{number}")
-#: characters of result JSON repeated as text, for clients that ignore structuredContent
-INLINE_TEXT = 4000
+RESULT_TEMPLATE = UriTemplate.parse(RESULT_URI)
 #: the ``_meta`` key of a refusal's error object (code, message, field, hint)
 ERROR_META = "labtools/error"
 
@@ -46,6 +46,7 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
     instruments: dict[str, Any] = getattr(lab, "instruments", {})
     entries = lab.tools("mcp", read_only=read_only)
     exposed = {entry["name"] for entry in entries}
+    results = ResultStore()  # summarised results, readable whole as resources
     tools = [_tool(entry) for entry in entries]
 
     async def list_tools(
@@ -61,13 +62,13 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
                 f"no tool named {brief(params.name)} on this server",
                 hint=f"this server is read-only; tools: {', '.join(sorted(exposed))}",
             )
-            return _result(ToolResult.failure(hidden))
+            return _result(ToolResult.failure(hidden), results)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
         arguments: Any = params.arguments if params.arguments is not None else {}
-        return _result(await lab.acall(params.name, arguments, progress=progress))
+        return _result(await lab.acall(params.name, arguments, progress=progress), results)
 
     async def list_resources(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
@@ -97,6 +98,12 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
+                    name="result",
+                    uri_template=RESULT_URI,
+                    mime_type="application/json",
+                    description="A tool result too long to give inline, whole.",
+                ),
+                types.ResourceTemplate(
                     name="data",
                     uri_template=str(DATA_URI),
                     mime_type="application/json",
@@ -117,9 +124,15 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
             try:
                 payload = lab.data(f"{match['instrument']}/{match['number']}")
             except Exception as exc:
-                raise MCPError(code=-32002, message=f"Resource not found: {uri} ({exc})") from None
+                raise _not_found(uri, str(exc)) from None
+        elif (match := RESULT_TEMPLATE.match(uri)) is not None and str(match["number"]).isdigit():
+            try:
+                payload = results.get(int(str(match["number"])))
+            except KeyError:
+                kept = ", ".join(map(str, results.kept())) or "none"
+                raise _not_found(uri, f"results kept: {kept}") from None
         else:
-            raise MCPError(code=-32002, message=f"Resource not found: {uri}")
+            raise _not_found(uri)
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
@@ -158,21 +171,38 @@ def _tool(entry: dict[str, Any]) -> types.Tool:
     )
 
 
-def _result(result: ToolResult) -> types.CallToolResult:
+def _result(result: ToolResult, results: ResultStore) -> types.CallToolResult:
     if result.ok:
         data = result.data or {}
-        text = json.dumps(data, separators=(",", ":"))
-        if len(text) > INLINE_TEXT:
-            text = text[:INLINE_TEXT] + "… (truncated; the whole result is in structuredContent)"
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
-        )
+        whole = inline(data)
+        if whole is not None:
+            content: list[types.ContentBlock] = [types.TextContent(type="text", text=whole)]
+        else:
+            uri = results.put(data)
+            note = f" (summarised: the whole result is at {uri} and in structuredContent)"
+            content = [
+                types.TextContent(type="text", text=summary(data) + note),
+                types.ResourceLink(
+                    type="resource_link",
+                    name="result",
+                    uri=uri,
+                    mime_type="application/json",
+                    description="The whole tool result.",
+                ),
+            ]
+        return types.CallToolResult(content=content, structured_content=data)
     error = result.error or {}
     return types.CallToolResult(
         is_error=True,
         content=[types.TextContent(type="text", text=error_text(error))],
         _meta={ERROR_META: error},
     )
+
+
+def _not_found(uri: str, detail: str | None = None) -> MCPError:
+    """An unknown resource: invalid params with the URI, as the SDK's own servers answer."""
+    message = f"Resource not found: {uri}" + (f" ({detail})" if detail else "")
+    return MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri})
 
 
 def error_text(error: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import sys
 
 import anyio
 from mcp.server import Server
@@ -72,5 +73,6 @@ def serve_http(server: Server, *, host: str, port: int, token: str | None) -> No
     if not is_loopback(host) and not token:
         raise ValueError(f"binding {host} needs a bearer token (--token or LABTOOLS_TOKEN)")
     app = http_app(server, host=host, port=port, token=token)
-    log.info("serving MCP on http://%s:%d/mcp", host, port)
+    where = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL
+    print(f"labtools: serving MCP on http://{where}:{port}/mcp", file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -3,6 +3,7 @@
 ```toml
 seed = 0                                   # top-level values, overridable by Lab.load(path, seed=3)
 clock = "@world.clock"                     # optional: an object with now() -> seconds
+confirm = ["lh_aspirate", "lh_dispense"]   # optional: tools a person confirms (MCP) before they run
 
 [shared.world]                             # shared objects, built in order
 class = "labtools.simulators.world:World"
@@ -33,6 +34,11 @@ key the constructor does not take is named with the ones it does). Constructors 
 domain (wells exist, volumes fit, channel counts) and raise :class:`ConfigError` with the key;
 this module adds the table and the file. Every failure is one ``ConfigError`` whose message
 reads ``my_lab.toml: [instruments.lh] volumes."plate_1:A1": <what is wrong>``.
+
+``confirm`` lists the tools that must not run before a person has confirmed them (irreversible
+actions on real hardware): the MCP server asks its host, and refuses the call if the host cannot
+ask or the person declines. Each name must be a tool of the configured instruments. Virtual labs
+list none.
 """
 
 from __future__ import annotations
@@ -59,8 +65,9 @@ __all__ = [
     "setting_key",
 ]
 
-#: the top-level keys that are not values: ``[shared.*]``, ``[instruments.*]`` and ``clock``
-_SECTIONS = ("shared", "instruments", "clock")
+#: the top-level keys that are not values: ``[shared.*]``, ``[instruments.*]``, ``clock`` and
+#: ``confirm``
+_SECTIONS = ("shared", "instruments", "clock", "confirm")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _KEY_CHARS = 80
 
@@ -135,10 +142,18 @@ class ConfigError(ValueError):
 class LabConfig:
     """The objects a configuration file describes, once built."""
 
-    def __init__(self, instruments: dict[str, Any], shared: dict[str, Any], clock: Any) -> None:
+    def __init__(
+        self,
+        instruments: dict[str, Any],
+        shared: dict[str, Any],
+        clock: Any,
+        confirm: tuple[str, ...] = (),
+    ) -> None:
         self.instruments = instruments
         self.shared = shared
         self.clock = clock
+        #: tools that need a person's confirmation before they run
+        self.confirm = confirm
 
 
 def import_object(path: str) -> Any:
@@ -247,7 +262,29 @@ def build_config(raw: Mapping[str, Any], **overrides: Any) -> LabConfig:
         clock = _resolve(reference, names, None, ("clock",))
     if clock is not None and not callable(getattr(clock, "now", None)):
         raise ConfigError(f"{type(clock).__name__} is not a clock (it has no now())", key="clock")
-    return LabConfig(instruments, shared, clock)
+    return LabConfig(instruments, shared, clock, _confirm(raw.get("confirm", []), instruments))
+
+
+def _confirm(value: Any, instruments: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``confirm`` list, each name checked against the instruments' tools."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(
+            f"lists tool names, e.g. ['lh_aspirate'], not {json.dumps(value, default=str)[:80]}",
+            key="confirm",
+        )
+    tools = [
+        decl.name or f"{key}_{decl.method}"
+        for key, instrument in instruments.items()
+        for decl in type(instrument).tool_declarations().values()
+    ]
+    for i, name in enumerate(value):
+        if name not in tools:
+            close = difflib.get_close_matches(name, tools, n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise ConfigError(
+                f"no tool named {name[:80]!r}; {hint}tools: {', '.join(tools)}", key=("confirm", i)
+            )
+    return tuple(dict.fromkeys(value))
 
 
 def _unique(key: str, names: Mapping[str, Any], where: str) -> None:

@@ -29,6 +29,7 @@ def _catalogue(specs: Sequence[ToolSpec], simulated: Callable[[str], bool]) -> l
                 "read_only": s.hints.read_only,
                 "destructive": s.hints.destructive,
                 "idempotent": s.hints.idempotent,
+                "long_running": s.hints.long_running,
                 "simulated": simulated(s.instrument),
             },
         }
@@ -111,6 +112,9 @@ def _mcp(specs: Sequence[ToolSpec], simulated: Callable[[str], bool]) -> list[di
         }
         if s.output_schema is not None:
             entry["outputSchema"] = s.output_schema
+        if s.hints.long_running:
+            support = "required" if s.hints.task_required else "optional"
+            entry["execution"] = {"taskSupport": support}
         out.append(entry)
     return out
 

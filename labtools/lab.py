@@ -16,6 +16,7 @@ from labtools.config import ConfigError, load_config, packaged
 from labtools.errors import InstrumentError, ToolError, UnknownResource, UnknownTool
 from labtools.export import render
 from labtools.instrument import Instrument
+from labtools.jobs import Job, start_job, stop_jobs
 from labtools.journal import Journal
 from labtools.progress import ProgressCallback, listening
 from labtools.result import ToolResult
@@ -53,6 +54,7 @@ class Lab:
         journal: Journal | str | Path | None = None,
         clock: Clock | None = None,
         shared: Mapping[str, Any] | None = None,
+        confirm: Iterable[str] = (),
     ) -> None:
         self.instruments: dict[str, Instrument] = {}
         self._specs: dict[str, ToolSpec] = {}
@@ -71,6 +73,9 @@ class Lab:
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: _LoopThread | None = None
+        self._confirm = frozenset(confirm)
+        if unknown := sorted(self._confirm - set(self._specs)):
+            raise ValueError(f"confirm names no tool {unknown[0]!r}")
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -86,7 +91,11 @@ class Lab:
         config = load_config(path, **overrides)
         try:
             return cls(
-                config.instruments, journal=journal, clock=config.clock, shared=config.shared
+                config.instruments,
+                journal=journal,
+                clock=config.clock,
+                shared=config.shared,
+                confirm=config.confirm,
             )
         except ConfigError:
             raise
@@ -128,6 +137,12 @@ class Lab:
 
     def tool_specs(self) -> list[ToolSpec]:
         return list(self._specs.values())
+
+    def needs_confirmation(self, name: str) -> bool:
+        """Whether ``name`` must be confirmed by a person before it runs (the configuration's
+        ``confirm`` list: irreversible actions on real hardware). The MCP server asks its host;
+        Python callers are trusted to have decided."""
+        return name in self._confirm
 
     def tools(
         self, format: str = "json-schema", *, read_only: bool = False
@@ -193,8 +208,19 @@ class Lab:
         """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread."""
         return self.run(self.acall(name, arguments))
 
+    def start(self, name: str, arguments: object) -> Job:
+        """Start a tool call in the background and return its :class:`~labtools.jobs.Job`
+        (``status()``, ``result(timeout)``, ``cancel()``). Validated as :meth:`call` is: a
+        refusal is a job that has already failed, and nothing runs. Jobs run on the lab's loop
+        thread, which then carries the lab's other synchronous calls too."""
+        if self._runner is None:
+            self._runner = _LoopThread()
+        return start_job(self, name, arguments, self._runner.loop)
+
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the lab's own event loop and return its result."""
+        if self._runner is not None:  # jobs may be running there: one loop for every call
+            return self._runner.run(coroutine)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -297,6 +323,7 @@ class Lab:
 
     def close(self) -> None:
         """Stop the instruments that were set up and close the journal."""
+        self.run(stop_jobs(self))
         self.run(self.aclose())
         self.journal.close()
         if self._loop is not None:
@@ -378,6 +405,10 @@ class _LoopThread:
             target=self._loop.run_forever, daemon=True, name="labtools-loop"
         )
         self._thread.start()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 __all__ = ["Arg", "Hints", "ToolDecl", "tool"]
 
@@ -49,6 +49,10 @@ class Hints:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    #: takes instrument time the caller chooses (minutes to hours): may run as a job / MCP task
+    long_running: bool = False
+    #: may run only as an MCP task (MCP ``execution.taskSupport: "required"``)
+    task_required: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
+    long_running: bool | Literal["required"] = False,
     title: str | None = None,
     name: str | None = None,
 ) -> Callable[[F], F]:
@@ -76,8 +81,12 @@ def tool(
     ``read_only`` tools change nothing: no matter moved, no kept state replaced (a reference
     spectrum), and no instrument time beyond the seconds a reading takes (a kinetic read that
     runs for hours while reactions go on is not read-only); they are idempotent and not
-    destructive. ``destructive`` tools change matter irreversibly (liquid moved, tips used). ``name``
-    replaces the usual ``<instrument>_<method>`` tool name (e.g. ``submit_colour_match``).
+    destructive. ``destructive`` tools change matter irreversibly (liquid moved, tips used).
+    ``name`` replaces the usual ``<instrument>_<method>`` tool name (e.g.
+    ``submit_colour_match``).
+    ``long_running`` tools take instrument time the caller chooses (a kinetic read, a long
+    average): MCP clients may call them as tasks (``execution.taskSupport: "optional"``;
+    ``"required"``: only as tasks).
     """
     if read_only and destructive:
         raise ValueError("a read-only tool cannot be destructive")
@@ -87,7 +96,13 @@ def tool(
         function.__tool__ = ToolDecl(  # type: ignore[attr-defined]
             method=method,
             function=function,
-            hints=Hints(read_only, destructive, idempotent or read_only),
+            hints=Hints(
+                read_only,
+                destructive,
+                idempotent or read_only,
+                long_running=bool(long_running),
+                task_required=long_running == "required",
+            ),
             title=title or method.replace("_", " ").capitalize(),
             name=name,
         )

@@ -59,7 +59,7 @@ def test_overrides_replace_top_level_values_only() -> None:
         (
             {"instruments": {"x": {"class": "labtools.lab:Lab"}}},
             r"^\[instruments.x\] name: Lab takes no 'name', which every instrument is built "
-            r"with; it takes: instruments, journal, clock, shared$",
+            r"with; it takes: instruments, journal, clock, shared, confirm$",
         ),
         (
             {"instruments": {"x": {"class": "fakes:FakePlateReader", "lh": "@later"}}},

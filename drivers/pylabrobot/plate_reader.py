@@ -11,7 +11,9 @@ backends (only Molecular Devices' own ``KineticSettings``), and this way every b
 read absorbance can read kinetics. Waiting between reads goes through the backend when it keeps
 a virtual clock (``ClockedBackend``: the physics simulator, where time passes instantly and
 reactions in the wells go on); otherwise it is real time (``asyncio.sleep``), with progress
-reported after every read (``labtools.progress``).
+reported after every read (``labtools.progress``). A cancelled job (``labtools.jobs``) stops
+between reads, never during one, and returns the reads taken; a read under way when the call
+itself is cancelled is finished first.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import asyncio
 import logging
 import math
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
 from pylabrobot.plate_reading import PlateReaderChatterboxBackend
@@ -44,12 +47,14 @@ from labtools.errors import (
 )
 from labtools.instrument import DataSnapshot
 from labtools.instruments import PlateReader, PlateReaderLimits
+from labtools.jobs import stop_requested, wait_unless_stopped
 from labtools.progress import report_progress
 from labtools.units import Range
 
 __all__ = ["ClockedBackend", "PLRPlateReader", "limits_for"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 NM = "nanometer"
 #: default read height for top-read fluorescence and luminescence (mm) [A]: inside the
@@ -251,12 +256,14 @@ class PLRPlateReader(PlateReader):
         series: dict[str, list[float]] = {w: [] for w in wells}
         start = clock.now()
         for i in range(reads):
+            # a cancelled job stops here, between reads, keeping the reads taken
             due = start + i * interval_s - clock.now()
-            if due > 0:
-                await clock.wait(due)
+            if stop_requested() or (due > 0 and not await wait_unless_stopped(clock.wait(due))):
+                await report_progress(i, reads, f"stopped after {i} of {reads} reads")
+                break
             times.append(clock.now() - start)
             with reader_errors("kinetic absorbance read", self.backend_name):
-                grid = await self.calls.absorbance(index.plate, chosen, wavelength)
+                grid = await _whole(self.calls.absorbance(index.plate, chosen, wavelength))
             for well, value in _values(grid, index, wells, "absorbance").items():
                 series[well].append(value)
             await report_progress(i + 1, reads, f"read {i + 1} of {reads}")
@@ -315,6 +322,27 @@ class PLRPlateReader(PlateReader):
         if len(wells) == len(index.identifiers):
             return None
         return [index.wells[w] for w in wells]
+
+
+async def _whole(read: Awaitable[T]) -> T:
+    """Await a read to its end even if the caller is cancelled meanwhile (then re-raise): a
+    reader is never left in the middle of an exchange with its backend."""
+    task = asyncio.ensure_future(read)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            if task.done():
+                result = task.result()
+                break
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
 
 
 def _build_index(plate: Plate) -> _PlateIndex:

@@ -196,7 +196,7 @@ class PlateReader(Instrument):
             "data": handle,
         }
 
-    @tool()  # holds the reader for up to hours while the plate's reactions run
+    @tool(long_running=True)  # holds the reader for up to hours while the plate's reactions run
     async def read_absorbance_kinetic(
         self,
         plate: Annotated[str, Arg(_PLATE)],

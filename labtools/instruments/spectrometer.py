@@ -119,7 +119,7 @@ class Spectrometer(Instrument):
         self._integration_s = seconds
         return {"integration_time": qty(seconds * 1e3, "millisecond")}
 
-    @tool(idempotent=True)  # replaces the kept dark spectrum
+    @tool(idempotent=True, long_running=True)  # replaces the kept dark spectrum
     async def acquire_dark(
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> CountsSpectrum:
@@ -128,7 +128,7 @@ class Spectrometer(Instrument):
         self._dark = _Stored(counts, self._current_integration())
         return self._counts_result(counts, scans)
 
-    @tool(idempotent=True)  # replaces the kept reference spectrum
+    @tool(idempotent=True, long_running=True)  # replaces the kept reference spectrum
     async def acquire_reference(
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> CountsSpectrum:
@@ -138,7 +138,7 @@ class Spectrometer(Instrument):
         self._reference = _Stored(counts, self._current_integration())
         return self._counts_result(counts, scans)
 
-    @tool(read_only=True)
+    @tool(read_only=True, long_running=True)
     async def acquire_spectrum(
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> CountsSpectrum:
@@ -146,7 +146,7 @@ class Spectrometer(Instrument):
         counts = await self._scan(scans, dark=False)
         return self._counts_result(counts, scans)
 
-    @tool(read_only=True)
+    @tool(read_only=True, long_running=True)
     async def measure_absorbance(
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> AbsorbanceSpectrumResult:

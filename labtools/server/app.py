@@ -22,6 +22,8 @@ from labtools import __version__
 from labtools.errors import UnknownTool, brief
 from labtools.host import ToolHost
 from labtools.result import ToolResult
+from labtools.server import tasks
+from labtools.server.confirm import Confirmation
 from labtools.server.results import RESULT_URI, ResultStore, inline, summary
 
 __all__ = ["ERROR_META", "build_server", "error_text"]
@@ -69,6 +71,14 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
 
         arguments: Any = params.arguments if params.arguments is not None else {}
         return _result(await lab.acall(params.name, arguments, progress=progress), results)
+
+    # tools the lab's configuration lists under ``confirm`` run only once a person confirms;
+    # long-running tools may run as MCP tasks (wired below, once the server exists)
+    def result_of(result: ToolResult) -> types.CallToolResult:
+        return _result(result, results)
+
+    confirmation = Confirmation(lab)
+    guarded_call_tool = confirmation.guard(call_tool, result_of)
 
     async def list_resources(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
@@ -141,16 +151,19 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
             ]
         )
 
-    return Server(
+    server = Server(
         name,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=guarded_call_tool,
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
+    # long-running tools as MCP tasks (tools/list then shows their execution.taskSupport)
+    tools[:] = tasks.install(server, lab, tools, exposed, result_of, confirmation)
+    return server
 
 
 def _tool(entry: dict[str, Any]) -> types.Tool:

@@ -22,7 +22,8 @@ from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
 from labtools.units import Quantity, Range, qty, ureg
 
 UL = "microliter"
-ARGS = {"channel": 0, "well": "plate_1:A1", "volume": {"value": 50.0, "unit": "microliter"}}
+ITEM = {"channel": 0, "well": "plate_1:A1", "volume": {"value": 50.0, "unit": "microliter"}}
+ARGS = {"items": [ITEM]}
 
 
 class NullHandler(LiquidHandler):
@@ -30,14 +31,9 @@ class NullHandler(LiquidHandler):
 
     limits = LiquidHandlerLimits(channels=8, tip_types=(TipType("t", Range(0.5, 1000, UL)),))
 
-    async def aspirate(self, channel: int, well: str, volume: Any) -> Any:
-        return {
-            "channel": channel,
-            "well": well,
-            "volume": qty(50.0, UL),
-            "tip_volume": qty(50.0, UL),
-            "well_volume": qty(0.0, UL),
-        }
+    async def aspirate(self, items: Sequence[Any]) -> Any:
+        moved = {"volume": qty(50.0, UL), "tip_volume": qty(50.0, UL), "well_volume": qty(0.0, UL)}
+        return {"items": [{"channel": i["channel"], "well": i["well"], **moved} for i in items]}
 
     async def get_deck(self) -> Any:
         return {
@@ -51,9 +47,9 @@ class NullHandler(LiquidHandler):
 
     async def pick_up_tips(self, tip_rack: str, channels: Sequence[int]) -> Any: ...
     async def drop_tips(self, channels: Sequence[int]) -> Any: ...
-    async def dispense(self, channel: int, well: str, volume: Any) -> Any: ...
-    async def transfer(self, channel: int, source: str, destination: str, volume: Any) -> Any: ...
-    async def mix(self, channel: int, well: str, volume: Any, cycles: int) -> Any: ...
+    async def dispense(self, items: Sequence[Any]) -> Any: ...
+    async def transfer(self, transfers: Sequence[Any], tip_rack: str, *args: Any) -> Any: ...
+    async def mix(self, items: Sequence[Any], cycles: int) -> Any: ...
     async def move_plate(self, plate: str, destination: str) -> Any: ...
 
 
@@ -78,13 +74,15 @@ def main() -> None:
     units = {u: ureg.Unit(u) for u in ("nanoliter", "microliter", "milliliter")}
 
     def floor() -> float:
-        args = _AspirateArgs.model_validate(ARGS)
+        args = _AspirateArgs.model_validate(ITEM)
         return Quantity(args.volume.value, units[args.volume.unit]).m_as(units["microliter"])
 
     volume = Quantity(50.0, "microliter")
     best = interleaved_best_us(
         {
-            "direct": lambda: loop.run_until_complete(handler.aspirate(0, "plate_1:A1", volume)),
+            "direct": lambda: loop.run_until_complete(
+                handler.aspirate([{**ITEM, "volume": volume}])
+            ),
             "call": lambda: lab.call("lh_aspirate", ARGS),
             "read": lambda: lab.call("lh_get_deck", {}),
             "floor": floor,
@@ -124,8 +122,8 @@ def _virtual_lab_rates() -> None:
         return
     with lab:
         lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-        args_a = {"channel": 0, "well": "reservoir:A1", "volume": {"value": 20, "unit": UL}}
-        args_d = {"channel": 0, "well": "reservoir:A1", "volume": {"value": 20, "unit": UL}}
+        item = {"channel": 0, "well": "reservoir:A1", "volume": {"value": 20, "unit": UL}}
+        args_a = args_d = {"items": [item]}
 
         def pair() -> None:
             lab.call("lh_aspirate", args_a)

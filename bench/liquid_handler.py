@@ -127,8 +127,9 @@ async def _adapter_pair_us(handler: PLRLiquidHandler) -> float:
     volume = Quantity(VOLUME_UL, "microliter")
 
     async def pair() -> None:
-        await handler.aspirate(0, WELL, volume)
-        await handler.dispense(0, WELL, volume)
+        items = [{"channel": 0, "well": WELL, "volume": volume}]
+        await handler.aspirate(items)
+        await handler.dispense(items)
 
     return await _median_pair_us(pair)
 
@@ -156,7 +157,8 @@ def _lab_pair_us() -> float:
     )
     with Lab([handler], clock=world.clock) as lab:
         lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-        args = {"channel": 0, "well": WELL, "volume": {"value": VOLUME_UL, "unit": "microliter"}}
+        item = {"channel": 0, "well": WELL, "volume": {"value": VOLUME_UL, "unit": "microliter"}}
+        args = {"items": [item]}
         rounds = []
         for _ in range(7):
             start = time.perf_counter()

@@ -20,7 +20,10 @@ MARKS = (1_000, 10_000, 50_000, CALLS)
 MIX = (
     ("lh_get_deck", {}),
     ("spec_acquire_spectrum", {"scans": 1}),
-    ("lh_aspirate", {"channel": 0, "well": "plate_1:Z99", "volume": {"value": 5, "unit": "L"}}),
+    (
+        "lh_aspirate",
+        {"items": [{"channel": 0, "well": "plate_1:Z99", "volume": {"value": 5, "unit": "L"}}]},
+    ),
     ("reader_read_absorbance", {"plate": "plate_1", "wavelength": {"value": 450}, "wells": []}),
 )
 

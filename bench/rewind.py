@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.timing import restore_sigint, row
 from labtools import Lab
+from labtools.demo.protocol import with_tip
 from labtools.units import qty
 
 _ul = partial(qty, unit="microliter")
@@ -29,12 +30,12 @@ EPISODE: list[tuple[str, dict[str, Any]]] = [
     ("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [2]}),
     (
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:A1", "volume": _ul(150)},
+        with_tip(0, "reservoir:A2", "plate_1:A1", _ul(150)),
     ),
-    ("lh_aspirate", {"channel": 1, "well": "reservoir:A5", "volume": _ul(100)}),
+    ("lh_aspirate", {"items": [{"channel": 1, "well": "reservoir:A5", "volume": _ul(100)}]}),
     (
         "lh_transfer",
-        {"channel": 2, "source": "reservoir:A1", "destination": "cuvette", "volume": _ul(1000)},
+        with_tip(2, "reservoir:A1", "cuvette", _ul(1000)),
     ),
     ("spec_set_integration_time", {"time": {"value": 100, "unit": "millisecond"}}),
     ("spec_acquire_dark", {"scans": 1}),

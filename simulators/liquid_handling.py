@@ -12,7 +12,8 @@ move from the source container into the tip and on into the destination, as the 
   back in a rack keep theirs for the next pick-up.
 - **Air**: asking for more than the container really holds draws air — less liquid moves. The
   adapter checks believed volumes; only the world knows the truth.
-- **Time** on the world's virtual clock (:class:`Timing`); channels of one call work in parallel.
+- **Time** on the world's virtual clock (:class:`Timing`, read with :meth:`now`); channels of
+  one call work in parallel, so a multi-channel step takes as long as its slowest channel.
 - A gripper (``_num_arms = 1``) for plate moves; no 96-channel head. Liquid height, blow-out air
   and liquid classes are not modelled; PLR's in-operation ``mix`` is refused.
 """
@@ -151,6 +152,10 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     @property
     def num_channels(self) -> int:
         return self._num_channels
+
+    def now(self) -> float:
+        """Seconds on the world's virtual clock (the driver times batches with it)."""
+        return self.world.clock.now()
 
     async def setup(self) -> None:
         await super().setup()

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from labtools.errors import Interlock, PreconditionFailed, UnknownResource
+from labtools.errors import Interlock, OutOfRange, PreconditionFailed, UnknownResource
 from labtools.instruments import (
     LiquidHandler,
     LiquidHandlerLimits,
@@ -41,11 +41,11 @@ class FakeLiquidHandler(LiquidHandler):
             raise UnknownResource(f"no well {ref!r}", field=field, hint="e.g. 'plate_1:A1'")
         return ref
 
-    def _tip(self, channel: int) -> float:
+    def _tip(self, channel: int, field: str = "/channel") -> float:
         held = self.tip[channel]
         if held is None:
             raise PreconditionFailed(
-                f"channel {channel} has no tip", field="/channel", hint="call lh_pick_up_tips first"
+                f"channel {channel} has no tip", field=field, hint="call lh_pick_up_tips first"
             )
         return held
 
@@ -72,33 +72,48 @@ class FakeLiquidHandler(LiquidHandler):
             self.tip[ch] = None
         return {"channels": list(channels)}
 
-    async def aspirate(self, channel: int, well: str, volume: Any) -> Any:
-        ref = self._well(well, "/well")
-        held = self._tip(channel)
-        ul = magnitude(volume, UL)
-        if ul > self.wells[ref]:
-            raise Interlock(
-                f"{ref} holds {self.wells[ref]:g} µL",
-                field="/volume",
-                hint=f"at most {self.wells[ref]:g} microliter",
-            )
-        if held + ul > 200:
-            raise Interlock("tip over capacity", field="/volume")
-        self.wells[ref] -= ul
-        self.tip[channel] = held + ul
-        return self._moved(channel, ref, ul)
+    def _move(self, items: Sequence[Any], sign: int) -> list[tuple[int, str, float]]:
+        """Dry-run ``items`` on copies (``sign`` -1 draws into the tips, +1 expels), then apply."""
+        wells, tips = dict(self.wells), dict(self.tip)
+        done = []
+        for i, item in enumerate(items):
+            ch, at = item["channel"], f"/items/{i}"
+            if ch not in tips:
+                raise OutOfRange(f"no channel {ch}", field=f"{at}/channel", hint="0 or 1")
+            ref = self._well(item["well"], f"{at}/well")
+            held = tips[ch]
+            if held is None:
+                raise PreconditionFailed(f"channel {ch} has no tip", field=f"{at}/channel")
+            ul = magnitude(item["volume"], UL)
+            if not self.limits.volume.contains(ul):
+                raise OutOfRange(
+                    f"{ul:g} µL is outside the tip's range",
+                    field=f"{at}/volume",
+                    hint=f"allowed: {self.limits.volume.describe(str(item['volume'].units))}",
+                )
+            if sign < 0 and ul > wells[ref]:
+                raise Interlock(
+                    f"{ref} holds {wells[ref]:g} µL",
+                    field=f"{at}/volume",
+                    hint=f"at most {wells[ref]:g} microliter",
+                )
+            if sign < 0 and held + ul > 200:
+                raise Interlock("tip over capacity", field=f"{at}/volume")
+            if sign > 0 and ul > held:
+                raise Interlock("tip holds less", field=f"{at}/volume")
+            if sign > 0 and wells[ref] + ul > (20000 if ref.startswith("stock") else 360):
+                raise Interlock("well overfill", field=f"{at}/volume")
+            wells[ref] += sign * ul
+            tips[ch] = held - sign * ul
+            done.append((ch, ref, ul))
+        self.wells, self.tip = wells, tips
+        return done
 
-    async def dispense(self, channel: int, well: str, volume: Any) -> Any:
-        ref = self._well(well, "/well")
-        held = self._tip(channel)
-        ul = magnitude(volume, UL)
-        if ul > held:
-            raise Interlock("tip holds less", field="/volume")
-        if self.wells[ref] + ul > (20000 if ref.startswith("stock") else 360):
-            raise Interlock("well overfill", field="/volume")
-        self.wells[ref] += ul
-        self.tip[channel] = held - ul
-        return self._moved(channel, ref, ul)
+    async def aspirate(self, items: Sequence[Any]) -> Any:
+        return {"items": [self._moved(ch, ref, ul) for ch, ref, ul in self._move(items, -1)]}
+
+    async def dispense(self, items: Sequence[Any]) -> Any:
+        return {"items": [self._moved(ch, ref, ul) for ch, ref, ul in self._move(items, +1)]}
 
     def _moved(self, channel: int, ref: str, ul: float) -> Any:
         return {
@@ -109,28 +124,51 @@ class FakeLiquidHandler(LiquidHandler):
             "well_volume": qty(self.wells[ref], UL),
         }
 
-    async def transfer(self, channel: int, source: str, destination: str, volume: Any) -> Any:
-        self._well(destination, "/destination")
-        await self.aspirate(channel, source, volume)
-        await self.dispense(channel, destination, volume)
+    async def transfer(
+        self,
+        transfers: Sequence[Any],
+        tip_rack: str,
+        tips: str = "new",
+        channels: Sequence[int] = (),
+        mix_cycles: int = 0,
+        mix_volume: Any = None,
+    ) -> Any:
+        """Sequentially on the first listed channel's mounted tip (the fake has no tip policy)."""
+        ch = channels[0] if channels else 0
+        self._tip(ch, "/channels")
+        wells, tip = dict(self.wells), dict(self.tip)
+        try:
+            for t in transfers:
+                item = {"channel": ch, "volume": t["volume"]}
+                self._move([{**item, "well": t["source"]}], -1)
+                self._move([{**item, "well": t["destination"]}], +1)
+        except Exception:
+            self.wells, self.tip = wells, tip
+            raise
+        total = sum(magnitude(t["volume"], UL) for t in transfers)
         return {
-            "channel": channel,
-            "source": source,
-            "destination": destination,
-            "volume": qty(magnitude(volume, UL), UL),
-            "source_volume": qty(self.wells[source], UL),
-            "destination_volume": qty(self.wells[destination], UL),
+            "transfers": len(transfers),
+            "volume": qty(total, UL),
+            "rounds": len(transfers),
+            "trips": len(transfers),
+            "tips_used": 0,
+            "seconds": qty(0.0, "second"),
+            "notes": [],
         }
 
-    async def mix(self, channel: int, well: str, volume: Any, cycles: int) -> Any:
-        self._well(well, "/well")
-        self._tip(channel)
-        return {
-            "channel": channel,
-            "well": well,
-            "volume": qty(magnitude(volume, UL), UL),
-            "cycles": cycles,
-        }
+    async def mix(self, items: Sequence[Any], cycles: int) -> Any:
+        mixed = []
+        for i, item in enumerate(items):
+            self._well(item["well"], f"/items/{i}/well")
+            self._tip(item["channel"], f"/items/{i}/channel")
+            mixed.append(
+                {
+                    "channel": item["channel"],
+                    "well": item["well"],
+                    "volume": qty(magnitude(item["volume"], UL), UL),
+                }
+            )
+        return {"items": mixed, "cycles": cycles}
 
     async def move_plate(self, plate: str, destination: str) -> Any:
         if plate != "plate_1":

@@ -31,9 +31,11 @@ def err(result: ToolResult, code: str, field: str | None = None) -> dict:
 
 def test_a_good_call_acts_and_returns_json_with_units(lab: Lab) -> None:
     ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
-    data = ok(lab.call("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL}))
-    assert data["volume"] == {"value": 50.0, "unit": "microliter"}
-    assert data["well_volume"] == {"value": 4950.0, "unit": "microliter"}
+    data = ok(
+        lab.call("lh_aspirate", {"items": [{"channel": 0, "well": "stock:A1", "volume": UL}]})
+    )
+    assert data["items"][0]["volume"] == {"value": 50.0, "unit": "microliter"}
+    assert data["items"][0]["well_volume"] == {"value": 4950.0, "unit": "microliter"}
     json.dumps(data)
 
 
@@ -120,6 +122,8 @@ def test_bad_arguments_get_a_structured_error_and_change_nothing(
 ) -> None:
     ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
     before = lab.state()
+    if isinstance(arguments, dict):  # one channel's item: its pointers are inside items/0
+        arguments, field = {"items": [arguments]}, "/items/0" + field
     error = err(lab.call("lh_aspirate", arguments), code, field)
     assert error["message"] and isinstance(error["message"], str)
     assert lab.state() == before
@@ -130,10 +134,14 @@ def test_out_of_range_hints_the_range_in_the_callers_unit(lab: Lab) -> None:
     error = err(
         lab.call(
             "lh_aspirate",
-            {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+            {
+                "items": [
+                    {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}}
+                ]
+            },
         ),
         "out_of_range",
-        "/volume",
+        "/items/0/volume",
     )
     assert error["hint"] == "allowed: 0.001–0.2 milliliter"
 
@@ -142,7 +150,11 @@ def test_unit_enum_errors_suggest_the_right_spelling(lab: Lab) -> None:
     error = err(
         lab.call(
             "lh_aspirate",
-            {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "Microliter"}},
+            {
+                "items": [
+                    {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "Microliter"}}
+                ]
+            },
         ),
         "unit_error",
     )
@@ -151,9 +163,9 @@ def test_unit_enum_errors_suggest_the_right_spelling(lab: Lab) -> None:
 
 def test_misspelled_argument_suggests_the_real_one(lab: Lab) -> None:
     error = err(
-        lab.call("lh_aspirate", {"channel": 0, "wel": "stock:A1", "volume": UL}),
+        lab.call("lh_aspirate", {"items": [{"channel": 0, "wel": "stock:A1", "volume": UL}]}),
         "invalid_arguments",
-        "/wel",
+        "/items/0/wel",
     )
     assert "did you mean 'well'" in error["hint"]
 
@@ -168,9 +180,9 @@ def test_an_interlock_from_the_instrument_changes_nothing(lab: Lab) -> None:
     ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]}))
     before = lab.state()
     err(
-        lab.call("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": UL}),
+        lab.call("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": UL}]}),
         "interlock",
-        "/volume",
+        "/items/0/volume",
     )
     assert lab.state() == before
 
@@ -179,18 +191,21 @@ def test_python_proxy_accepts_strings_and_quantities_and_raises_typed_errors(lab
     from labtools.units import Quantity
 
     lab.lh.pick_up_tips("tips", [0])
-    assert lab.lh.aspirate(0, "stock:A1", "0.05 mL")["volume"] == {
-        "value": 50.0,
-        "unit": "microliter",
-    }
-    assert lab.journal.events()[-1]["arguments"]["volume"] == {"value": 0.05, "unit": "milliliter"}
-    lab.lh.dispense(channel=0, well="plate_1:A1", volume=Quantity(20, "microliter"))
+
+    def one(volume: object) -> list[dict[str, object]]:
+        return [{"channel": 0, "well": "plate_1:A1", "volume": volume}]
+
+    drawn = lab.lh.aspirate([{"channel": 0, "well": "stock:A1", "volume": "0.05 mL"}])
+    assert drawn["items"][0]["volume"] == {"value": 50.0, "unit": "microliter"}
+    logged = lab.journal.events()[-1]["arguments"]["items"][0]["volume"]
+    assert logged == {"value": 0.05, "unit": "milliliter"}
+    lab.lh.dispense(items=one(Quantity(20, "microliter")))
     with pytest.raises(UnitError):
-        lab.lh.dispense(0, "plate_1:A1", 20)
+        lab.lh.dispense(one(20))
     with pytest.raises(InvalidArguments):
-        lab.lh.dispense(0, "plate_1:A1", "20 uL", speed=3)
+        lab.lh.dispense(one("20 uL"), speed=3)
     with pytest.raises(ToolError) as caught:
-        lab.lh.dispense(0, "plate_1:A1", "2 mL")
+        lab.lh.dispense(one("2 mL"))
     assert caught.value.code == "out_of_range"
     lab.lh.move_plate("plate_1", "reader")
     reading = lab.reader.read_absorbance(plate="plate_1", wavelength="600 nm")
@@ -253,9 +268,9 @@ def test_deeply_nested_arguments_are_rejected_not_raised(lab: Lab) -> None:
     for _ in range(20_000):
         deep = [deep]
     err(
-        lab.call("lh_aspirate", {"channel": 0, "well": deep, "volume": UL}),
+        lab.call("lh_aspirate", {"items": [{"channel": 0, "well": deep, "volume": UL}]}),
         "invalid_arguments",
-        "/well",
+        "/items/0/well",
     )
     err(lab.call("lh_aspirate", deep), "invalid_arguments")
 
@@ -343,11 +358,15 @@ def test_caller_input_is_echoed_brief_never_whole(virtual_lab: Lab) -> None:
         ("lh_get_deck", {huge: 1}),
         (
             "lh_aspirate",
-            {"channel": 0, "well": "reservoir:A1", "volume": {"value": 1, "unit": huge}},
+            {
+                "items": [
+                    {"channel": 0, "well": "reservoir:A1", "volume": {"value": 1, "unit": huge}}
+                ]
+            },
         ),
-        ("lh_aspirate", {"channel": huge, "well": "reservoir:A1", "volume": UL}),
-        ("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": huge}),
-        ("lh_aspirate", {"channel": 0, "well": f"reservoir:{huge}", "volume": UL}),
+        ("lh_aspirate", {"items": [{"channel": huge, "well": "reservoir:A1", "volume": UL}]}),
+        ("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": huge}]}),
+        ("lh_aspirate", {"items": [{"channel": 0, "well": f"reservoir:{huge}", "volume": UL}]}),
         ("spec_acquire_dark", {"scans": 10**400}),
         ("lh_get_deck", {"x" * 10_000: [huge]}),
     ]
@@ -362,15 +381,17 @@ def test_a_huge_integer_is_refused_not_overflowed(virtual_lab: Lab) -> None:
     error = err(virtual_lab.call("spec_acquire_dark", {"scans": 10**400}), "invalid_arguments")
     assert error["field"] == "/scans" and "too large" in error["message"]
     volume = {"value": -(10**400), "unit": "microliter"}
-    args = {"channel": 0, "well": "reservoir:A1", "volume": volume}
-    err(virtual_lab.call("lh_aspirate", args), "invalid_arguments", "/volume/value")
+    args = {"items": [{"channel": 0, "well": "reservoir:A1", "volume": volume}]}
+    err(virtual_lab.call("lh_aspirate", args), "invalid_arguments", "/items/0/volume/value")
 
 
 def test_journal_lines_are_strict_json(tmp_path) -> None:
     path = tmp_path / "journal.jsonl"
     with Lab.virtual(seed=0, journal=path) as lab:
         for value in (NAN, INF, -INF, 10**400, 10**5000):
-            lab.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": value})
+            lab.call(
+                "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": value}]}
+            )
         lab.call("lh_get_deck", {(1, 2): 3, 4: NAN})
     lines = path.read_text().splitlines()
     assert len(lines) == 6
@@ -379,9 +400,11 @@ def test_journal_lines_are_strict_json(tmp_path) -> None:
         raise AssertionError(f"{name} in a journal line")
 
     events = [json.loads(line, parse_constant=refuse) for line in lines]
-    assert events[0]["arguments"]["volume"] == "NaN"  # strict JSON cannot hold NaN: as text
-    assert events[3]["arguments"]["volume"] == 10**400  # a big int is JSON
-    assert events[4]["arguments"]["volume"] == "<int too large to print>"
+    assert (
+        events[0]["arguments"]["items"][0]["volume"] == "NaN"
+    )  # strict JSON cannot hold NaN: as text
+    assert events[3]["arguments"]["items"][0]["volume"] == 10**400  # a big int is JSON
+    assert events[4]["arguments"]["items"][0]["volume"] == "<int too large to print>"
     assert events[5]["arguments"] == {"(1, 2)": 3, "4": "NaN"}
 
 

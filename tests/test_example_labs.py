@@ -19,7 +19,10 @@ def test_star_dry_run_generates_star_firmware_commands(caplog) -> None:
         try:
             with caplog.at_level(5, logger="pylabrobot"):
                 lab.lh.pick_up_tips("tips_300ul", [0])
-                lab.lh.transfer(0, "reservoir:A2", "plate_1:A1", "100 uL")
+                moves = [
+                    {"source": "reservoir:A2", "destination": "plate_1:A1", "volume": "100 uL"}
+                ]
+                lab.lh.transfer(moves, "", "mounted", [0])
                 lab.lh.move_plate("plate_1", "reader")
                 reading = lab.reader.read_absorbance("plate_1", "450 nm", ["A1"])
         finally:

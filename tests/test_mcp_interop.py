@@ -165,18 +165,26 @@ REFUSALS: dict[str, tuple[str, dict[str, Any], str | None]] = {
     "invalid_arguments": ("lh_get_deck", {"plate": "plate_1"}, "/plate"),
     "unit_error": (
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}},
-        "/volume/unit",
+        {
+            "items": [
+                {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}}
+            ]
+        },
+        "/items/0/volume/unit",
     ),
     "out_of_range": (
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "milliliter"}},
-        "/volume",
+        {
+            "items": [
+                {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "milliliter"}}
+            ]
+        },
+        "/items/0/volume",
     ),
     "unknown_resource": ("lh_pick_up_tips", {"tip_rack": "tips_5ul", "channels": [0]}, None),
     "precondition_failed": (
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A2", "volume": UL},
+        {"items": [{"channel": 0, "well": "reservoir:A2", "volume": UL}]},
         None,
     ),
     "interlock": ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}, "/destination"),

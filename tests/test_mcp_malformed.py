@@ -97,7 +97,7 @@ def test_megabyte_arguments_are_refused_as_tool_errors() -> None:
         with fake_lab() as lab:
             before = lab.state()
             async with Client(build_server(lab)) as client:
-                huge = {"channel": 0, "well": "x" * 1_000_000, "volume": UL}
+                huge = {"items": [{"channel": 0, "well": "x" * 1_000_000, "volume": UL}]}
                 result = await client.call_tool("lh_aspirate", huge)
                 assert refusal(result)["code"] in {
                     "unknown_resource",
@@ -142,17 +142,20 @@ def test_twelve_hundred_rapid_calls_from_two_clients_at_once() -> None:
 
             async def one_pair(client: Client, channel: int) -> None:
                 bad = await client.call_tool(
-                    "lh_aspirate", {"channel": channel, "well": "stock:A1", "volume": 10}
+                    "lh_aspirate",
+                    {"items": [{"channel": channel, "well": "stock:A1", "volume": 10}]},
                 )
                 outcomes.append(bad.is_error)
                 good = await client.call_tool(
-                    "lh_aspirate", {"channel": channel, "well": "stock:A1", "volume": UL}
+                    "lh_aspirate",
+                    {"items": [{"channel": channel, "well": "stock:A1", "volume": UL}]},
                 )
                 outcomes.append(not good.is_error)
                 if good.is_error:
                     failures.append(good.content[0].text)
                 back = await client.call_tool(
-                    "lh_dispense", {"channel": channel, "well": "stock:A1", "volume": UL}
+                    "lh_dispense",
+                    {"items": [{"channel": channel, "well": "stock:A1", "volume": UL}]},
                 )
                 outcomes.append(not back.is_error)
                 deck = await client.call_tool("lh_get_deck", {})

@@ -13,30 +13,39 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_params
 
+from labtools.demo.protocol import with_tip
 from labtools.server import build_server
 
 UL = {"value": 50, "unit": "microliter"}
 BAD_CALLS = {
     "bad unit": (
         "lh_aspirate",
-        {"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "gallon"}},
+        {"items": [{"channel": 0, "well": "stock:A1", "volume": {"value": 50, "unit": "gallon"}}]},
         "unit_error",
     ),
-    "bare number": ("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": 50}, "unit_error"),
+    "bare number": (
+        "lh_aspirate",
+        {"items": [{"channel": 0, "well": "stock:A1", "volume": 50}]},
+        "unit_error",
+    ),
     "out of range": (
         "lh_aspirate",
-        {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}},
+        {
+            "items": [
+                {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "milliliter"}}
+            ]
+        },
         "out_of_range",
     ),
     "unknown argument": (
         "lh_aspirate",
-        {"channel": 0, "well": "stock:A1", "volume": UL, "volume_ml": 5},
+        {"items": [{"channel": 0, "well": "stock:A1", "volume": UL}], "volume_ml": 5},
         "invalid_arguments",
     ),
     "unknown tool": ("lh_teleport", {}, "unknown_tool"),
     "wrong type": (
         "lh_aspirate",
-        {"channel": "zero", "well": "stock:A1", "volume": UL},
+        {"items": [{"channel": "zero", "well": "stock:A1", "volume": UL}]},
         "invalid_arguments",
     ),
 }
@@ -65,8 +74,13 @@ async def exercise(client: Client) -> None:
     before = await state_of(client)
     picked = await client.call_tool("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0]})
     assert not picked.is_error
-    moved = await client.call_tool("lh_aspirate", {"channel": 0, "well": "stock:A1", "volume": UL})
-    assert not moved.is_error and moved.structured_content["well_volume"]["value"] == 4950.0
+    moved = await client.call_tool(
+        "lh_aspirate", {"items": [{"channel": 0, "well": "stock:A1", "volume": UL}]}
+    )
+    assert (
+        not moved.is_error
+        and moved.structured_content["items"][0]["well_volume"]["value"] == 4950.0
+    )
     after_good = await state_of(client)
     assert after_good != before
 
@@ -220,18 +234,26 @@ def test_default_virtual_lab_over_stdio() -> None:
             before = await state_of(client)
             bad = await client.call_tool(
                 "lh_aspirate",
-                {"channel": 0, "well": "reservoir:A2", "volume": {"value": 5, "unit": "liter"}},
+                {
+                    "items": [
+                        {
+                            "channel": 0,
+                            "well": "reservoir:A2",
+                            "volume": {"value": 5, "unit": "liter"},
+                        }
+                    ]
+                },
             )
             assert refusal(bad)["code"] == "unit_error"
             no_tip = await client.call_tool(
-                "lh_aspirate", {"channel": 0, "well": "reservoir:A2", "volume": UL}
+                "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A2", "volume": UL}]}
             )
             assert refusal(no_tip)["code"] == "precondition_failed"
             assert await state_of(client) == before
             await client.call_tool("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
             moved = await client.call_tool(
                 "lh_transfer",
-                {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:A1", "volume": UL},
+                with_tip(0, "reservoir:A2", "plate_1:A1", UL),
             )
             assert not moved.is_error, moved.content[0].text
             after = await state_of(client)

@@ -54,14 +54,26 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
             (
                 "lh_aspirate",
                 {
-                    "channel": 1,
-                    "well": "reservoir:A1",
-                    "volume": {"value": 50, "unit": "microliter"},
+                    "items": [
+                        {
+                            "channel": 1,
+                            "well": "reservoir:A1",
+                            "volume": {"value": 50, "unit": "microliter"},
+                        }
+                    ]
                 },
             ),
             (
                 "lh_dispense",
-                {"channel": 1, "well": "plate_2:A1", "volume": {"value": 50, "unit": "microliter"}},
+                {
+                    "items": [
+                        {
+                            "channel": 1,
+                            "well": "plate_2:A1",
+                            "volume": {"value": 50, "unit": "microliter"},
+                        }
+                    ]
+                },
             ),
         ]
         for name, arguments in extra:

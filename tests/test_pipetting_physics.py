@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from lh_rig import Rig, rig, ul
 
+from labtools.demo.protocol import with_tip
 from labtools.simulators.liquid_handling import Timing
 from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel
 
@@ -21,8 +22,13 @@ def _delivered(setup: Rig, channel: int, volume: float, wells: list[str]) -> lis
     out = []
     for well in wells:
         setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [channel]})
-        setup.ok("lh_aspirate", {"channel": channel, "well": "reservoir:A1", "volume": ul(volume)})
-        setup.ok("lh_dispense", {"channel": channel, "well": well, "volume": ul(volume)})
+        setup.ok(
+            "lh_aspirate",
+            {"items": [{"channel": channel, "well": "reservoir:A1", "volume": ul(volume)}]},
+        )
+        setup.ok(
+            "lh_dispense", {"items": [{"channel": channel, "well": well, "volume": ul(volume)}]}
+        )
         setup.ok("lh_drop_tips", {"channels": [channel]})
         out.append(setup.world.contents(well).volume_ul)
     return out
@@ -83,20 +89,15 @@ def test_volume_and_composition_are_conserved() -> None:
     for i, well in enumerate(["plate_1:A1", "plate_1:A2", "plate_1:A3"]):
         setup.ok(
             "lh_transfer",
-            {
-                "channel": 0,
-                "source": "reservoir:A1",
-                "destination": well,
-                "volume": ul(40 + 30 * i),
-            },
+            with_tip(0, "reservoir:A1", well, ul(40 + 30 * i)),
         )
         setup.ok(
             "lh_transfer",
-            {"channel": 1, "source": "reservoir:A2", "destination": well, "volume": ul(100)},
+            with_tip(1, "reservoir:A2", well, ul(100)),
         )
-        setup.ok("lh_mix", {"channel": 1, "well": well, "volume": ul(50), "cycles": 3})
-    setup.ok("lh_aspirate", {"channel": 0, "well": "plate_1:A3", "volume": ul(60)})
-    setup.ok("lh_dispense", {"channel": 0, "well": "plate_2:A1", "volume": ul(30)})
+        setup.ok("lh_mix", {"items": [{"channel": 1, "well": well, "volume": ul(50)}], "cycles": 3})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "plate_1:A3", "volume": ul(60)}]})
+    setup.ok("lh_dispense", {"items": [{"channel": 0, "well": "plate_2:A1", "volume": ul(30)}]})
     middle = _totals(setup)  # liquid and a film still in the tips
     setup.ok("lh_drop_tips", {"channels": [0, 1]})
     end = _totals(setup)
@@ -121,12 +122,12 @@ def test_carry_over_shows_on_tip_reuse_and_not_with_fresh_tips() -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(200)},
+        with_tip(0, "reservoir:A1", "plate_1:A1", ul(200)),
     )
     drawn = setup.backend._loads[0].last_drawn_ul
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:B1", "volume": ul(200)},
+        with_tip(0, "reservoir:A2", "plate_1:B1", ul(200)),
     )  # same tip: carries the dye film over
     carried = setup.world.contents("plate_1:B1").amounts.get("tartrazine", 0.0)
     expected = film * drawn * dye_conc_nmol_per_ul
@@ -137,7 +138,7 @@ def test_carry_over_shows_on_tip_reuse_and_not_with_fresh_tips() -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A2", "destination": "plate_1:C1", "volume": ul(200)},
+        with_tip(0, "reservoir:A2", "plate_1:C1", ul(200)),
     )
     assert "tartrazine" not in setup.world.contents("plate_1:C1").amounts
 
@@ -148,12 +149,12 @@ def test_aspirating_more_than_is_really_there_draws_air() -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(30)},
+        with_tip(0, "reservoir:A1", "plate_1:A1", ul(30)),
     )
     setup.well("plate_1:A1").tracker.set_volume(100.0)  # a wrong belief (e.g. a manual refill)
-    setup.ok("lh_aspirate", {"channel": 0, "well": "plate_1:A1", "volume": ul(80)})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(80)}]})
     assert setup.world.contents("plate_1:A1").volume_ul == 0.0
-    setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:B1", "volume": ul(80)})
+    setup.ok("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:B1", "volume": ul(80)}]})
     arrived = setup.world.contents("plate_1:B1").volume_ul
     assert 25 < arrived < 31  # under-delivered: ~30 µL instead of 80
     assert setup.ok("lh_get_deck", {})["labware"][1]["wells"] == {"A1": 20.0, "B1": 80.0}
@@ -166,21 +167,19 @@ def _run(seed: int) -> tuple[str, str, dict]:
         ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 3]}),
         (
             "lh_transfer",
-            {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(75)},
+            with_tip(0, "reservoir:A1", "plate_1:A1", ul(75)),
         ),
         (
             "lh_transfer",
-            {
-                "channel": 3,
-                "source": "reservoir:A2",
-                "destination": "plate_1:A1",
-                "volume": ul(125),
-            },
+            with_tip(3, "reservoir:A2", "plate_1:A1", ul(125)),
         ),
-        ("lh_mix", {"channel": 3, "well": "plate_1:A1", "volume": ul(100), "cycles": 4}),
+        (
+            "lh_mix",
+            {"items": [{"channel": 3, "well": "plate_1:A1", "volume": ul(100)}], "cycles": 4},
+        ),
         ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}),
-        ("lh_aspirate", {"channel": 0, "well": "plate_1:A1", "volume": ul(50)}),
-        ("lh_dispense", {"channel": 0, "well": "plate_1:A2", "volume": ul(50)}),
+        ("lh_aspirate", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(50)}]}),
+        ("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:A2", "volume": ul(50)}]}),
         ("lh_drop_tips", {"channels": [0, 3]}),
         ("lh_get_deck", {}),
     ]
@@ -207,15 +206,18 @@ def test_time_passes_on_the_virtual_clock() -> None:
     steps = [
         (("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]}), timing.pick_up_s),
         (
-            ("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(150)}),
+            ("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(150)}]}),
             timing.travel_s + 150 / timing.flow_rate_ul_s + timing.settle_s,
         ),
         (
-            ("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(150)}),
+            ("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(150)}]}),
             timing.travel_s + 1.5 + timing.settle_s,
         ),
         (
-            ("lh_mix", {"channel": 0, "well": "plate_1:A1", "volume": ul(50), "cycles": 2}),
+            (
+                "lh_mix",
+                {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(50)}], "cycles": 2},
+            ),
             4 * (timing.travel_s + 0.5 + timing.settle_s),
         ),
         (("lh_drop_tips", {"channels": [0, 1]}), timing.drop_s),
@@ -236,7 +238,7 @@ def test_noise_comes_from_the_lh_stream_only() -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(20)},
+        with_tip(0, "reservoir:A1", "plate_1:A1", ul(20)),
     )
     assert setup.world.stream("lh").bit_generator.state != lh_before
     for name, state in others.items():

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from lh_rig import Rig, rig, ul
 
+from labtools.demo.protocol import with_tip
 from labtools.units import Quantity
 
 
@@ -44,7 +45,9 @@ def test_tips_come_in_rack_order_and_are_counted(setup: Rig) -> None:
 
 def test_volumes_are_the_handlers_belief_not_the_worlds_truth(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    moved = setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(120)})
+    moved = setup.ok(
+        "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(120)}]}
+    )["items"][0]
     assert moved == {
         "channel": 0,
         "well": "reservoir:A1",
@@ -52,7 +55,9 @@ def test_volumes_are_the_handlers_belief_not_the_worlds_truth(setup: Rig) -> Non
         "tip_volume": ul(120.0),
         "well_volume": ul(14880.0),
     }
-    moved = setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:a1", "volume": ul(120)})
+    moved = setup.ok(
+        "lh_dispense", {"items": [{"channel": 0, "well": "plate_1:a1", "volume": ul(120)}]}
+    )["items"][0]
     assert moved["well"] == "plate_1:A1" and moved["well_volume"] == ul(120.0)
     assert moved["tip_volume"] == ul(0.0)
     deck = setup.ok("lh_get_deck", {})
@@ -66,24 +71,13 @@ def test_transfer_mix_and_single_container_names(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [0]})
     done = setup.ok(
         "lh_transfer",
-        {
-            "channel": 0,
-            "source": "reservoir:A2",
-            "destination": "cuvette",
-            "volume": ul(1, "milliliter"),
-        },
+        with_tip(0, "reservoir:A2", "cuvette", ul(1, "milliliter")),
     )
-    assert done == {
-        "channel": 0,
-        "source": "reservoir:A2",
-        "destination": "cuvette",
-        "volume": ul(1000.0),
-        "source_volume": ul(14000.0),
-        "destination_volume": ul(1000.0),
-    }
+    assert done["volume"] == ul(1000.0) and done["transfers"] == done["trips"] == 1
+    assert done["tips_used"] == 0 and done["notes"] == []
     assert setup.ok(
-        "lh_mix", {"channel": 0, "well": "cuvette", "volume": ul(500), "cycles": 3}
-    ) == {"channel": 0, "well": "cuvette", "volume": ul(500.0), "cycles": 3}
+        "lh_mix", {"items": [{"channel": 0, "well": "cuvette", "volume": ul(500)}], "cycles": 3}
+    ) == {"items": [{"channel": 0, "well": "cuvette", "volume": ul(500.0)}], "cycles": 3}
     deck = setup.ok("lh_get_deck", {})
     cuvette = next(lw for lw in deck["labware"] if lw["name"] == "cuvette")
     assert cuvette == {
@@ -97,9 +91,9 @@ def test_transfer_mix_and_single_container_names(setup: Rig) -> None:
     # the 384-well plate and the last reservoir column resolve too
     done = setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A2", "destination": "plate_384:P24", "volume": ul(40)},
+        with_tip(0, "reservoir:A2", "plate_384:P24", ul(40)),
     )
-    assert done["destination"] == "plate_384:P24"
+    assert setup.ok("lh_get_deck", {})["labware"][3]["wells"] == {"P24": 40.0}
     assert setup.world.contents("plate_384:P24").volume_ul > 39
 
 
@@ -135,22 +129,29 @@ def test_results_match_the_declared_output_schemas(setup: Rig) -> None:
     )
     check(
         "lh_aspirate",
-        setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)}),
+        setup.ok(
+            "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(50)}]}
+        ),
     )
     check(
         "lh_dispense",
-        setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(50)}),
+        setup.ok(
+            "lh_dispense", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(50)}]}
+        ),
     )
     check(
         "lh_transfer",
         setup.ok(
             "lh_transfer",
-            {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:A2", "volume": ul(50)},
+            with_tip(0, "reservoir:A1", "plate_1:A2", ul(50)),
         ),
     )
     check(
         "lh_mix",
-        setup.ok("lh_mix", {"channel": 0, "well": "plate_1:A2", "volume": ul(20), "cycles": 2}),
+        setup.ok(
+            "lh_mix",
+            {"items": [{"channel": 0, "well": "plate_1:A2", "volume": ul(20)}], "cycles": 2},
+        ),
     )
     check("lh_move_plate", setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"}))
     check("lh_drop_tips", setup.ok("lh_drop_tips", {"channels": [0]}))
@@ -181,14 +182,14 @@ def test_move_plate_into_the_reader_and_back(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     setup.ok(
         "lh_transfer",
-        {"channel": 0, "source": "reservoir:A1", "destination": "plate_1:H12", "volume": ul(30)},
+        with_tip(0, "reservoir:A1", "plate_1:H12", ul(30)),
     )
     assert setup.world.contents("plate_1:H12").volume_ul > 29
 
 
 def test_dropped_tips_take_their_liquid_to_the_trash(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(80)})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(80)}]})
     in_tip = setup.backend.tip_contents(0).volume_ul
     setup.ok("lh_drop_tips", {"channels": [0]})
     assert setup.world.contents("trash").volume_ul == pytest.approx(in_tip)
@@ -200,13 +201,14 @@ def test_a_successful_call_does_change_the_snapshot(setup: Rig) -> None:
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     after_tip = setup.snapshot()
     assert after_tip != before
-    setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(10)})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(10)}]})
     assert setup.snapshot() != after_tip
 
 
 def test_python_proxy_takes_quantities_and_strings(setup: Rig) -> None:
     lh = setup.lab.lh
     lh.pick_up_tips("tips_300ul", [0])
-    lh.aspirate(0, "reservoir:A1", "0.1 mL")
-    moved = lh.dispense(channel=0, well="plate_2:B3", volume=Quantity(60, "microliter"))
+    lh.aspirate([{"channel": 0, "well": "reservoir:A1", "volume": "0.1 mL"}])
+    item = {"channel": 0, "well": "plate_2:B3", "volume": Quantity(60, "microliter")}
+    moved = lh.dispense(items=[item])["items"][0]
     assert moved["tip_volume"] == ul(40.0) and moved["well_volume"] == ul(60.0)

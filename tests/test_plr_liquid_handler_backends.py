@@ -13,6 +13,7 @@ from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
 from pylabrobot.liquid_handling.backends.hamilton.STAR_chatterbox import STARChatterboxBackend
 
 from labtools.config import build_config
+from labtools.demo.protocol import with_tip
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.simulators.deck import virtual_deck
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
@@ -25,13 +26,15 @@ def test_chatterbox_backend_drives_the_same_tools(capsys: pytest.CaptureFixture[
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]})
     setup.ok(
         "lh_transfer",
-        {"channel": 1, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(100)},
+        with_tip(1, "reservoir:A1", "plate_1:A1", ul(100)),
     )
     setup.ok("lh_move_plate", {"plate": "plate_1", "destination": "reader"})
     deck = setup.ok("lh_get_deck", {})
     assert deck["labware"][1]["wells"] == {"A1": 100.0}
     assert setup.world.contents("plate_1:A1").volume_ul == 0  # no physics behind a chatterbox
-    result = setup.call("lh_aspirate", {"channel": 4, "well": "reservoir:A1", "volume": ul(5)})
+    result = setup.call(
+        "lh_aspirate", {"items": [{"channel": 4, "well": "reservoir:A1", "volume": ul(5)}]}
+    )
     assert result.error["code"] == "out_of_range"
     assert "Aspirating" in capsys.readouterr().out
 
@@ -59,8 +62,8 @@ def firmware() -> Iterator[list[str]]:
 def test_star_backend_gets_firmware_commands(firmware: list[str]) -> None:
     setup = rig(seed=0, backend=lambda world: STARChatterboxBackend(), channels=8)
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
-    setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(100)})
-    setup.ok("lh_dispense", {"channel": 0, "well": "plate_1:A1", "volume": ul(100)})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(100)}]})
+    setup.ok("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(100)}]})
     setup.ok("lh_drop_tips", {"channels": [0]})
     commands = [m for m in firmware if m.startswith("C0")]
     kinds = [c[:4] for c in commands]

@@ -10,6 +10,7 @@ from lh_rig import Rig, rig, ul
 from pylabrobot.liquid_handling.errors import ChannelizedError
 from pylabrobot.resources.errors import TooLittleLiquidError
 
+from labtools.demo.protocol import with_tip
 from labtools.errors import InstrumentError, Interlock, PreconditionFailed, ToolError
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 
@@ -23,10 +24,28 @@ def _refused(
     error = result.error or {}
     assert error["code"] == code, error
     if field is not None:
-        assert error["field"] == field, error
+        assert error["field"] == _pointer(tool, field), error
     assert error["hint"], error
     assert setup.snapshot() == before, f"{tool} {arguments} changed state"
     return error
+
+
+#: a one-item call's pointers: the single-channel argument's place inside item (transfer) 0
+_INSIDE = {
+    "lh_aspirate": {"/channel": "/items/0/channel", "/well": "/items/0/well"},
+    "lh_transfer": {
+        "/channel": "/channels/0",
+        "/source": "/transfers/0/source",
+        "/destination": "/transfers/0/destination",
+        "/volume": "/transfers/0/volume",
+    },
+}
+_INSIDE["lh_aspirate"]["/volume"] = "/items/0/volume"
+_INSIDE["lh_dispense"] = _INSIDE["lh_mix"] = _INSIDE["lh_aspirate"]
+
+
+def _pointer(tool: str, field: str) -> str:
+    return _INSIDE.get(tool, {}).get(field, field)
 
 
 @pytest.fixture
@@ -43,9 +62,9 @@ def tipped(setup: Rig) -> Rig:
     for well, volume in (("plate_1:A1", 300), ("plate_1:B1", 50)):
         setup.ok(
             "lh_transfer",
-            {"channel": 2, "source": "reservoir:A1", "destination": well, "volume": ul(volume)},
+            with_tip(2, "reservoir:A1", well, ul(volume)),
         )
-    setup.ok("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(100)})
+    setup.ok("lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(100)}]})
     return setup
 
 
@@ -53,7 +72,7 @@ def test_aspirate_without_tip_is_precondition_failed(setup: Rig) -> None:
     error = _refused(
         setup,
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A1", "volume": ul(50)},
+        {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(50)}]},
         "precondition_failed",
         "/channel",
     )
@@ -64,21 +83,21 @@ def test_dispense_and_mix_and_transfer_without_tip(setup: Rig) -> None:
     _refused(
         setup,
         "lh_dispense",
-        {"channel": 1, "well": "plate_1:A1", "volume": ul(5)},
+        {"items": [{"channel": 1, "well": "plate_1:A1", "volume": ul(5)}]},
         "precondition_failed",
         "/channel",
     )
     _refused(
         setup,
         "lh_mix",
-        {"channel": 1, "well": "reservoir:A1", "volume": ul(5), "cycles": 2},
+        {"items": [{"channel": 1, "well": "reservoir:A1", "volume": ul(5)}], "cycles": 2},
         "precondition_failed",
         "/channel",
     )
     _refused(
         setup,
         "lh_transfer",
-        {"channel": 1, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(5)},
+        with_tip(1, "reservoir:A1", "plate_1:A1", ul(5)),
         "precondition_failed",
         "/channel",
     )
@@ -108,7 +127,7 @@ def test_unknown_well_is_unknown_resource_with_hint(tipped: Rig, well: str) -> N
     error = _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 0, "well": well, "volume": ul(5)},
+        {"items": [{"channel": 0, "well": well, "volume": ul(5)}]},
         "unknown_resource",
         "/well",
     )
@@ -137,7 +156,7 @@ def test_volume_outside_the_tip_type_is_out_of_range_in_the_callers_unit(tipped:
     error = _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A1", "volume": ul(0.5, "milliliter")},
+        {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(0.5, "milliliter")}]},
         "out_of_range",
         "/volume",
     )
@@ -145,7 +164,7 @@ def test_volume_outside_the_tip_type_is_out_of_range_in_the_callers_unit(tipped:
     error = _refused(
         tipped,
         "lh_dispense",
-        {"channel": 2, "well": "plate_1:C1", "volume": ul(5)},
+        {"items": [{"channel": 2, "well": "plate_1:C1", "volume": ul(5)}]},
         "out_of_range",
         "/volume",
     )
@@ -156,14 +175,14 @@ def test_lab_limits_catch_volumes_no_tip_takes(tipped: Rig) -> None:
     _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A1", "volume": ul(2, "milliliter")},
+        {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(2, "milliliter")}]},
         "out_of_range",
         "/volume",
     )
     _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 8, "well": "reservoir:A1", "volume": ul(5)},
+        {"items": [{"channel": 8, "well": "reservoir:A1", "volume": ul(5)}]},
         "out_of_range",
         "/channel",
     )
@@ -175,7 +194,7 @@ def test_overdraw_below_dead_volume_is_interlock(tipped: Rig) -> None:
     error = _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 2, "well": "plate_1:B1", "volume": ul(45)},
+        {"items": [{"channel": 2, "well": "plate_1:B1", "volume": ul(45)}]},
         "interlock",
         "/volume",
     )
@@ -184,13 +203,14 @@ def test_overdraw_below_dead_volume_is_interlock(tipped: Rig) -> None:
     _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 2, "well": "plate_1:C1", "volume": ul(10)},
+        {"items": [{"channel": 2, "well": "plate_1:C1", "volume": ul(10)}]},
         "interlock",
         "/volume",
     )  # an empty well
     # just above the dead volume is allowed
     assert tipped.call(
-        "lh_aspirate", {"channel": 2, "well": "plate_1:B1", "volume": ul(50 - dead - 0.01)}
+        "lh_aspirate",
+        {"items": [{"channel": 2, "well": "plate_1:B1", "volume": ul(50 - dead - 0.01)}]},
     ).ok
 
 
@@ -198,7 +218,7 @@ def test_tip_over_capacity_is_interlock(tipped: Rig) -> None:
     error = _refused(
         tipped,
         "lh_aspirate",
-        {"channel": 0, "well": "reservoir:A1", "volume": ul(250)},
+        {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(250)}]},
         "interlock",
         "/volume",
     )
@@ -209,7 +229,7 @@ def test_well_overfill_is_interlock(tipped: Rig) -> None:
     error = _refused(
         tipped,
         "lh_dispense",
-        {"channel": 0, "well": "plate_1:A1", "volume": ul(100)},
+        {"items": [{"channel": 0, "well": "plate_1:A1", "volume": ul(100)}]},
         "interlock",
         "/volume",
     )
@@ -220,7 +240,7 @@ def test_dispensing_more_than_the_tip_holds_is_interlock(tipped: Rig) -> None:
     error = _refused(
         tipped,
         "lh_dispense",
-        {"channel": 0, "well": "plate_1:C1", "volume": ul(150)},
+        {"items": [{"channel": 0, "well": "plate_1:C1", "volume": ul(150)}]},
         "interlock",
         "/volume",
     )
@@ -228,7 +248,7 @@ def test_dispensing_more_than_the_tip_holds_is_interlock(tipped: Rig) -> None:
     _refused(
         tipped,
         "lh_dispense",
-        {"channel": 2, "well": "plate_1:C1", "volume": ul(20)},
+        {"items": [{"channel": 2, "well": "plate_1:C1", "volume": ul(20)}]},
         "interlock",
         "/volume",
     )  # an empty tip
@@ -238,21 +258,21 @@ def test_transfer_checks_both_ends_before_drawing(tipped: Rig) -> None:
     _refused(
         tipped,
         "lh_transfer",
-        {"channel": 2, "source": "reservoir:A1", "destination": "plate_1:A1", "volume": ul(100)},
+        with_tip(2, "reservoir:A1", "plate_1:A1", ul(100)),
         "interlock",
         "/volume",
     )
     _refused(
         tipped,
         "lh_transfer",
-        {"channel": 2, "source": "reservoir:A1", "destination": "plate_9:A1", "volume": ul(100)},
+        with_tip(2, "reservoir:A1", "plate_9:A1", ul(100)),
         "unknown_resource",
         "/destination",
     )
     _refused(
         tipped,
         "lh_transfer",
-        {"channel": 2, "source": "plate_1:C1", "destination": "plate_1:D1", "volume": ul(100)},
+        with_tip(2, "plate_1:C1", "plate_1:D1", ul(100)),
         "interlock",
         "/volume",
     )
@@ -262,14 +282,14 @@ def test_mix_checks_the_draw(tipped: Rig) -> None:
     _refused(
         tipped,
         "lh_mix",
-        {"channel": 2, "well": "plate_1:B1", "volume": ul(45), "cycles": 3},
+        {"items": [{"channel": 2, "well": "plate_1:B1", "volume": ul(45)}], "cycles": 3},
         "interlock",
         "/volume",
     )
     _refused(
         tipped,
         "lh_mix",
-        {"channel": 2, "well": "plate_1:B1", "volume": ul(20), "cycles": 0},
+        {"items": [{"channel": 2, "well": "plate_1:B1", "volume": ul(20)}], "cycles": 0},
         "out_of_range",
         "/cycles",
     )
@@ -353,11 +373,11 @@ def test_python_proxy_raises_the_typed_errors(tipped: Rig) -> None:
     lh = tipped.lab.lh
     before = tipped.snapshot()
     with pytest.raises(Interlock):
-        lh.dispense(0, "plate_1:A1", "100 uL")
+        lh.dispense([{"channel": 0, "well": "plate_1:A1", "volume": "100 uL"}])
     with pytest.raises(PreconditionFailed):
-        lh.aspirate(channel=1, well="reservoir:A1", volume="10 uL")
+        lh.aspirate(items=[{"channel": 1, "well": "reservoir:A1", "volume": "10 uL"}])
     with pytest.raises(ToolError) as caught:
-        lh.aspirate(0, "reservoir:A1", "0.5 mL")
+        lh.aspirate([{"channel": 0, "well": "reservoir:A1", "volume": "0.5 mL"}])
     assert caught.value.code == "out_of_range"
     assert tipped.snapshot() == before
 
@@ -391,18 +411,27 @@ def test_backend_failure_restores_trackers_and_maps_the_error(
     setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
     before = setup.snapshot()
     backend.failure = failure
-    result = setup.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)})
+    result = setup.call(
+        "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(50)}]}
+    )
     assert not result.ok and result.error["code"] == code
     assert setup.snapshot() == before
-    assert setup.call("lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(50)}).ok
+    assert setup.call(
+        "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(50)}]}
+    ).ok
 
 
 def test_plr_queue_failure_is_undone(tipped: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
     """With our own check disabled, PLR 0.2.2 refuses in its queue phase and would leave the
     well's pending volume changed; the adapter restores it."""
-    monkeypatch.setattr(tipped.handler, "_check_draw", lambda *args: None)
+    from labtools.drivers.pylabrobot.multichannel import Belief
+
+    monkeypatch.setattr(Belief, "draw", lambda *args: None)
     error = _refused(
-        tipped, "lh_aspirate", {"channel": 2, "well": "plate_1:B1", "volume": ul(80)}, "interlock"
+        tipped,
+        "lh_aspirate",
+        {"items": [{"channel": 2, "well": "plate_1:B1", "volume": ul(80)}]},
+        "interlock",
     )
     assert "Not enough liquid" in error["message"]
 
@@ -414,7 +443,7 @@ def test_tracking_switched_off_is_refused(tipped: Rig) -> None:
     set_volume_tracking(False)
     try:
         result = tipped.call(
-            "lh_aspirate", {"channel": 0, "well": "reservoir:A1", "volume": ul(10)}
+            "lh_aspirate", {"items": [{"channel": 0, "well": "reservoir:A1", "volume": ul(10)}]}
         )
     finally:
         set_volume_tracking(True)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from labtools import Lab
+from labtools.demo.protocol import with_tip
 
 HUGE = "x" * 1_000_000
 UL = {"value": 10, "unit": "microliter"}
@@ -24,19 +25,19 @@ def lab():
     [
         (
             "lh_aspirate",
-            {"channel": 0, "well": HUGE, "volume": UL},
+            {"items": [{"channel": 0, "well": HUGE, "volume": UL}]},
             "/well",
             "no labware named 'xxx",
         ),
         (
             "lh_aspirate",
-            {"channel": 0, "well": "plate_1:" + HUGE, "volume": UL},
+            {"items": [{"channel": 0, "well": "plate_1:" + HUGE, "volume": UL}]},
             "/well",
             "'plate_1' has no well 'xxx",
         ),
         (
             "lh_transfer",
-            {"channel": 0, "source": "reservoir:A1", "destination": HUGE + ":A1", "volume": UL},
+            with_tip(0, "reservoir:A1", HUGE + ":A1", UL),
             "/destination",
             "no labware named 'xxx",
         ),
@@ -67,7 +68,8 @@ def test_unknown_names_come_back_cut(lab, tool: str, arguments: dict, field: str
     result = lab.call(tool, arguments)
     assert not result.ok and result.error is not None
     error = result.error
-    assert error["field"] == field
+    inside = {"lh_aspirate": "/items/0", "lh_transfer": "/transfers/0"}  # one item's argument
+    assert error["field"] in (field, inside.get(tool, "") + field)
     assert error["message"].startswith(starts), error["message"]
     assert len(json.dumps(error)) < 600, len(json.dumps(error))
     assert json.dumps(lab.state(), sort_keys=True) == before  # a refusal changes nothing

@@ -11,7 +11,7 @@ import json
 from scripted_endpoint import ScriptedEndpoint
 
 GOOD = {"tip_rack": "tips", "channels": [0]}
-BAD = {"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "gallon"}}
+BAD = {"items": [{"channel": 0, "well": "stock:A1", "volume": {"value": 5, "unit": "gallon"}}]}
 
 
 def test_openai_responses_loop(lab) -> None:
@@ -174,7 +174,7 @@ def test_anthropic_loop(lab) -> None:
     good, bad = reply["content"]
     assert good["tool_use_id"] == "toolu_1" and "is_error" not in good
     assert bad["tool_use_id"] == "toolu_2" and bad["is_error"] is True
-    assert json.loads(bad["content"])["error"]["field"] == "/volume/unit"
+    assert json.loads(bad["content"])["error"]["field"] == "/items/0/volume/unit"
     strict = [t["name"] for t in endpoint.requests[0]["body"]["tools"] if t.get("strict")]
     assert "lh_aspirate" in strict and "lh_get_deck" not in strict
 

@@ -10,8 +10,8 @@ import pytest
 def test_my_protocol(virtual_lab):
     deck = virtual_lab.lh.get_deck()
     assert "reservoir:A2" in deck["labels"]
-    virtual_lab.lh.pick_up_tips("tips_300ul", [0])
-    virtual_lab.lh.transfer(0, "reservoir:A2", "plate_1:A1", "100 uL")
+    moves = [{"source": "reservoir:A2", "destination": "plate_1:A1", "volume": "100 uL"}]
+    virtual_lab.lh.transfer(moves, "tips_300ul")  # a new tip, dropped after
     assert virtual_lab.lh.get_deck()["tips_left"]["tips_300ul"] == 95
 
 def test_fresh_per_test(virtual_lab):

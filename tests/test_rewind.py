@@ -15,6 +15,7 @@ import pytest
 from pylabrobot.resources import Plate
 
 from labtools import Lab
+from labtools.demo.protocol import with_tip
 from labtools.journal import WALL_CLOCK_KEYS
 from labtools.simulators.world import World
 from labtools.simulators.world.streams import Streams
@@ -36,21 +37,20 @@ def drop(*channels: int) -> Call:
 
 
 def aspirate(channel: int, well: str, volume: float) -> Call:
-    return ("lh_aspirate", {"channel": channel, "well": well, "volume": ul(volume)})
+    return ("lh_aspirate", {"items": [{"channel": channel, "well": well, "volume": ul(volume)}]})
 
 
 def dispense(channel: int, well: str, volume: float) -> Call:
-    return ("lh_dispense", {"channel": channel, "well": well, "volume": ul(volume)})
+    return ("lh_dispense", {"items": [{"channel": channel, "well": well, "volume": ul(volume)}]})
 
 
 def transfer(channel: int, source: str, destination: str, volume: float) -> Call:
-    arguments = {"channel": channel, "source": source, "destination": destination}
-    return ("lh_transfer", {**arguments, "volume": ul(volume)})
+    return ("lh_transfer", with_tip(channel, source, destination, ul(volume)))
 
 
 def mix(channel: int, well: str, volume: float, cycles: int) -> Call:
-    arguments = {"channel": channel, "well": well, "volume": ul(volume), "cycles": cycles}
-    return ("lh_mix", arguments)
+    item = {"channel": channel, "well": well, "volume": ul(volume)}
+    return ("lh_mix", {"items": [item], "cycles": cycles})
 
 
 def move(plate: str, destination: str) -> Call:

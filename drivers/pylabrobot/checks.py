@@ -30,13 +30,15 @@ def _unit(volume: pint.Quantity) -> str:
     return str(volume.units)
 
 
-def check_tip_range(ul: float, volume: pint.Quantity, tip_type: TipType) -> None:
-    """The volume must lie in the mounted tip type's range."""
+def check_tip_range(
+    ul: float, volume: pint.Quantity, tip_type: TipType, field: str = "/volume"
+) -> None:
+    """The volume must lie in the mounted tip type's range (``field``: the volume's pointer)."""
     if not tip_type.volume.contains(ul):
         unit = _unit(volume)
         raise OutOfRange(
             f"{volume.magnitude:g} {unit} is outside what a {tip_type.name} tip takes",
-            field="/volume",
+            field=field,
             hint=f"with {tip_type.name}: {tip_type.volume.describe(unit)}",
         )
 
@@ -51,6 +53,7 @@ def check_draw(
     well: str,
     well_holds: float,
     dead: float,
+    field: str = "/volume",
 ) -> None:
     """An aspiration of ``ul``: the tip must have room and the well enough above its dead volume."""
     capacity = tip_type.volume.high
@@ -59,7 +62,7 @@ def check_draw(
         raise Interlock(
             f"the {tip_type.name} tip on channel {channel} holds {tip_holds:.4g} µL; "
             f"{ul:.4g} µL more would exceed its {capacity:g} µL",
-            field="/volume",
+            field=field,
             hint=f"at most {in_unit(capacity - tip_holds, unit)} (or dispense first)",
         )
     usable = well_holds - dead
@@ -73,7 +76,7 @@ def check_draw(
         raise Interlock(
             f"{well} holds {well_holds:.4g} µL, of which {dead:.3g} µL is below the tip's "
             f"reach (dead volume): {ul:.4g} µL would overdraw it",
-            field="/volume",
+            field=field,
             hint=hint,
         )
 
@@ -87,13 +90,14 @@ def check_expel(
     well: str,
     well_holds: float,
     well_capacity: float,
+    field: str = "/volume",
 ) -> None:
     """A dispense of ``ul``: the tip must hold it and the well must have room for it."""
     if ul > tip_holds + EPS_UL:
         unit = _unit(volume)
         raise Interlock(
             f"the tip on channel {channel} holds {tip_holds:.4g} µL, less than {ul:.4g} µL",
-            field="/volume",
+            field=field,
             hint=(
                 f"at most {in_unit(tip_holds, unit)}"
                 if tip_holds > EPS_UL
@@ -106,7 +110,7 @@ def check_expel(
         raise Interlock(
             f"{well} holds {well_holds:.4g} of {well_capacity:.4g} µL: {ul:.4g} µL would "
             f"overfill it",
-            field="/volume",
+            field=field,
             hint=(
                 f"at most {in_unit(free, unit)} into {well}"
                 if free > EPS_UL

@@ -23,21 +23,24 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-import pint
 from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
 from pylabrobot.liquid_handling import LiquidHandlerBackend
 from pylabrobot.resources import Container, Deck, ItemizedResource, Tip, TipRack
 
 from labtools.config import ConfigError
-from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
+from labtools.drivers.pylabrobot import multichannel
+from labtools.drivers.pylabrobot.batch import plan
+from labtools.drivers.pylabrobot.checks import check_tip_range
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
+from labtools.drivers.pylabrobot.multichannel import Item, Step
 from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from labtools.errors import (
@@ -46,6 +49,7 @@ from labtools.errors import (
     InvalidArguments,
     NotSupported,
     PreconditionFailed,
+    ToolError,
     UnknownResource,
     brief,
 )
@@ -60,7 +64,7 @@ from labtools.instruments.liquid_handler import (
     TipsPickedUp,
     TransferDone,
 )
-from labtools.units import Range, magnitude, qty
+from labtools.units import Range, qty
 
 __all__ = ["DEFAULT_TIP_TYPES", "LiquidHandlerSnapshot", "PLRLiquidHandler"]
 
@@ -231,70 +235,71 @@ class PLRLiquidHandler(LiquidHandler):
         return {"channels": chans}
 
     # -- liquid --------------------------------------------------------------------------------
-    async def aspirate(self, channel: int, well: str, volume: pint.Quantity) -> LiquidMoved:
-        ul = magnitude(volume, UL)
-        container, ref = self.view.container(well, "/well")
-        tip = self._mounted(channel)
-        self._check_draw(channel, tip, container, ref, ul, volume)
-        await self._aspirate(channel, container, ul)
-        return self._moved(channel, ref, container, tip, ul)
+    async def aspirate(self, items: Sequence[Any]) -> LiquidMoved:
+        chosen = multichannel.items(self, items)
+        belief = multichannel.belief_for(self, chosen)
+        for i, it in enumerate(chosen):
+            belief.draw(it.channel, it.container, it.ref, it.ul, it.volume, f"/items/{i}/volume")
+        await multichannel.run(self, self._step("aspirate", chosen))
+        return self._moved(chosen)
 
-    async def dispense(self, channel: int, well: str, volume: pint.Quantity) -> LiquidMoved:
-        ul = magnitude(volume, UL)
-        container, ref = self.view.container(well, "/well")
-        tip = self._mounted(channel)
-        check_tip_range(ul, volume, self._tip_type(tip))
-        tracker = container.tracker
-        check_expel(
-            ul,
-            volume,
-            channel=channel,
-            tip_holds=tip.tracker.get_used_volume(),
-            well=ref,
-            well_holds=tracker.get_used_volume(),
-            well_capacity=tracker.max_volume,
-        )
-        await self._dispense(channel, container, ul)
-        return self._moved(channel, ref, container, tip, ul)
+    async def dispense(self, items: Sequence[Any]) -> LiquidMoved:
+        chosen = multichannel.items(self, items)
+        belief = multichannel.belief_for(self, chosen)
+        for i, it in enumerate(chosen):
+            at = f"/items/{i}/volume"
+            check_tip_range(it.ul, it.volume, belief.tips[it.channel].tip_type, at)
+            belief.expel(it.channel, it.container, it.ref, it.ul, it.volume, at)
+        await multichannel.run(self, self._step("dispense", chosen))
+        return self._moved(chosen)
+
+    async def mix(self, items: Sequence[Any], cycles: int) -> MixDone:
+        chosen = multichannel.items(self, items)
+        belief = multichannel.belief_for(self, chosen)
+        for i, it in enumerate(chosen):  # each cycle returns what it drew: one draw checks all
+            belief.draw(it.channel, it.container, it.ref, it.ul, it.volume, f"/items/{i}/volume")
+        kinds: tuple[Literal["aspirate", "dispense"], ...] = ("aspirate", "dispense")
+        for cycle in range(cycles):
+            for kind in kinds:
+                step = self._step(kind, chosen)
+                step.what = f"mix cycle {cycle + 1} of {cycles}"
+                await multichannel.run(self, step)
+        mixed = [
+            {"channel": it.channel, "well": it.ref, "volume": qty(round(it.ul, 4), UL)}
+            for it in chosen
+        ]
+        return {"items": mixed, "cycles": cycles}  # type: ignore[typeddict-item]
 
     async def transfer(
-        self, channel: int, source: str, destination: str, volume: pint.Quantity
+        self,
+        transfers: Sequence[Any],
+        tip_rack: str,
+        tips: str = "new",
+        channels: Sequence[int] = (),
+        mix_cycles: int = 0,
+        mix_volume: Any = None,
     ) -> TransferDone:
-        ul = magnitude(volume, UL)
-        src, src_ref = self.view.container(source, "/source")
-        dst, dst_ref = self.view.container(destination, "/destination")
-        tip = self._mounted(channel)
-        self._check_draw(channel, tip, src, src_ref, ul, volume)
-        dst_holds = dst.tracker.get_used_volume() - (ul if dst is src else 0.0)
-        check_expel(
-            ul,
-            volume,
-            channel=channel,
-            tip_holds=tip.tracker.get_used_volume() + ul,
-            well=dst_ref,
-            well_holds=dst_holds,
-            well_capacity=dst.tracker.max_volume,
-        )
-        await self._aspirate(channel, src, ul)
-        await self._dispense(channel, dst, ul, after="aspirated from " + src_ref)
+        batch = plan(self, transfers, tip_rack, tips, channels, mix_cycles, mix_volume)
+        if batch.steps and not self.plr.deck.has_resource("trash") and tips != "mounted":
+            raise NotSupported("the deck has no trash to drop tips into")
+        start = self._now()
+        for n, step in enumerate(batch.steps):
+            try:
+                await multichannel.run(self, step)
+            except ToolError as error:
+                if n:
+                    error.message += f" (step {n + 1} of {len(batch.steps)}; earlier steps ran)"
+                    error.hint = "lh_get_deck shows the volumes and tips now"
+                raise
         return {
-            "channel": channel,
-            "source": src_ref,
-            "destination": dst_ref,
-            "volume": qty(round(ul, 4), UL),
-            "source_volume": qty(round(src.tracker.get_used_volume(), 4), UL),
-            "destination_volume": qty(round(dst.tracker.get_used_volume(), 4), UL),
+            "transfers": len(transfers),
+            "volume": qty(round(batch.ul, 4), UL),
+            "rounds": batch.rounds,
+            "trips": batch.trips,
+            "tips_used": batch.tips_used,
+            "seconds": qty(round(self._now() - start, 3), "second"),
+            "notes": batch.notes,
         }
-
-    async def mix(self, channel: int, well: str, volume: pint.Quantity, cycles: int) -> MixDone:
-        ul = magnitude(volume, UL)
-        container, ref = self.view.container(well, "/well")
-        tip = self._mounted(channel)
-        self._check_draw(channel, tip, container, ref, ul, volume)
-        for cycle in range(cycles):
-            await self._aspirate(channel, container, ul)
-            await self._dispense(channel, container, ul, after=f"mix cycle {cycle + 1}")
-        return {"channel": channel, "well": ref, "volume": qty(round(ul, 4), UL), "cycles": cycles}
 
     # -- plates --------------------------------------------------------------------------------
     async def move_plate(self, plate: str, destination: str) -> PlateMoved:
@@ -465,71 +470,34 @@ class PLRLiquidHandler(LiquidHandler):
             dead = self._dead[id(container)] = dead_volume_ul(container)
         return dead
 
-    def _check_draw(
-        self,
-        channel: int,
-        tip: Tip,
-        container: Container,
-        ref: str,
-        ul: float,
-        volume: pint.Quantity,
-    ) -> None:
-        tip_type = self._tip_type(tip)
-        check_tip_range(ul, volume, tip_type)
-        check_draw(
-            ul,
-            volume,
-            channel=channel,
-            tip_type=tip_type,
-            tip_holds=tip.tracker.get_used_volume(),
-            well=ref,
-            well_holds=container.tracker.get_used_volume(),
-            dead=self._dead_volume(container),
+    def _now(self) -> float:
+        """Seconds on the backend's clock (a simulator's virtual time), else wall time."""
+        clock = getattr(self.plr.backend, "now", None)
+        return float(clock()) if callable(clock) else time.monotonic()
+
+    @staticmethod
+    def _step(kind: Literal["aspirate", "dispense"], chosen: Sequence[Item]) -> Step:
+        return Step(
+            kind,
+            [it.channel for it in chosen],
+            containers=[it.container for it in chosen],
+            volumes=[it.ul for it in chosen],
         )
 
-    async def _aspirate(self, channel: int, container: Container, ul: float) -> None:
-        require_tracking()
-        snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
-        try:
-            await self.plr.aspirate(
-                [container], vols=[ul], use_channels=[channel], spread=_spread(container)
-            )
-        except Exception as exc:
-            snap.restore()
-            raise tool_error(exc, f"aspirate on channel {channel}") from exc
-
-    async def _dispense(
-        self, channel: int, container: Container, ul: float, after: str | None = None
-    ) -> None:
-        require_tracking()
-        snap = TrackerSnapshot(containers=(container,), head=(self.plr.head[channel],))
-        try:
-            await self.plr.dispense(
-                [container], vols=[ul], use_channels=[channel], spread=_spread(container)
-            )
-        except Exception as exc:
-            snap.restore()
-            error = tool_error(exc, f"dispense on channel {channel}")
-            if after is not None:  # the aspiration stood: say where the liquid is
-                error.message += f" (after it {after}: the liquid is in the tip)"
-            raise error from exc
-
-    def _moved(
-        self, channel: int, ref: str, container: Container, tip: Tip, ul: float
-    ) -> LiquidMoved:
-        return {
-            "channel": channel,
-            "well": ref,
-            "volume": qty(round(ul, 4), UL),
-            "tip_volume": qty(round(tip.tracker.get_used_volume(), 4), UL),
-            "well_volume": qty(round(container.tracker.get_used_volume(), 4), UL),
-        }
-
-
-def _spread(container: Container) -> str:
-    """One channel goes to the container's centre ("custom" with no offset) unless the
-    container has no-go zones, where PLR's "wide" placement finds a free compartment."""
-    return "wide" if container.no_go_zones else "custom"
+    def _moved(self, chosen: Sequence[Item]) -> LiquidMoved:
+        moved = [
+            {
+                "channel": it.channel,
+                "well": it.ref,
+                "volume": qty(round(it.ul, 4), UL),
+                "tip_volume": qty(
+                    round(self.plr.head[it.channel].get_tip().tracker.get_used_volume(), 4), UL
+                ),
+                "well_volume": qty(round(it.container.tracker.get_used_volume(), 4), UL),
+            }
+            for it in chosen
+        ]
+        return {"items": moved}  # type: ignore[typeddict-item]
 
 
 def _channel_count(channels: int | None, backend: LiquidHandlerBackend) -> int:

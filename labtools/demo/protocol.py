@@ -49,6 +49,24 @@ def ul(value: float) -> QuantityJSON:
     return qty(value, UL, decimals=3)
 
 
+def one(channel: int, well: str, volume: QuantityJSON) -> list[dict[str, Any]]:
+    """The ``items`` of a one-channel ``lh_aspirate``, ``lh_dispense`` or ``lh_mix``."""
+    return [{"channel": channel, "well": well, "volume": volume}]
+
+
+def with_tip(channel: int, source: str, destination: str, volume: QuantityJSON) -> dict[str, Any]:
+    """``lh_transfer`` arguments for one transfer with the tip already on ``channel`` (none
+    picked up or dropped, no mixing): one aspirate and one dispense on that channel."""
+    return {
+        "transfers": [{"source": source, "destination": destination, "volume": volume}],
+        "tip_rack": "",
+        "tips": "mounted",
+        "channels": [channel],
+        "mix_cycles": 0,
+        "mix_volume": qty(0.0, UL),
+    }
+
+
 @dataclass
 class Transcript:
     """Calls tools on the lab, printing one line per call; stops the run on a refusal."""
@@ -204,11 +222,9 @@ class DyeQuantification:
         per_fill = int(280 // volume)
         for i in range(0, len(wells), per_fill):
             batch = wells[i : i + per_fill]
-            self.call(
-                "lh_aspirate", channel=self.channel, well=source, volume=ul(volume * len(batch))
-            )
+            self.call("lh_aspirate", items=one(self.channel, source, ul(volume * len(batch))))
             for well in batch:
-                self.call("lh_dispense", channel=self.channel, well=well, volume=ul(volume))
+                self.call("lh_dispense", items=one(self.channel, well, ul(volume)))
         self._drop()
 
     def _serial_dilution(self, stock_um: float) -> dict[str, float]:
@@ -223,40 +239,26 @@ class DyeQuantification:
         for row in REPLICATE_ROWS:
             self._fresh_tip()
             self.call(
-                "lh_transfer",
-                channel=self.channel,
-                source=self.stock,
-                destination=f"plate_1:{row}1",
-                volume=ul(stock_ul),
+                "lh_transfer", **with_tip(self.channel, self.stock, f"plate_1:{row}1", ul(stock_ul))
             )
-            self.call(
-                "lh_mix", channel=self.channel, well=f"plate_1:{row}1", volume=ul(150), cycles=5
-            )
+            self.call("lh_mix", items=one(self.channel, f"plate_1:{row}1", ul(150)), cycles=5)
             self._drop()
             for col in range(1, STEPS):
                 self._fresh_tip()
                 self.call(
                     "lh_transfer",
-                    channel=self.channel,
-                    source=f"plate_1:{row}{col}",
-                    destination=f"plate_1:{row}{col + 1}",
-                    volume=ul(WELL_UL),
+                    **with_tip(
+                        self.channel, f"plate_1:{row}{col}", f"plate_1:{row}{col + 1}", ul(WELL_UL)
+                    ),
                 )
                 self.call(
-                    "lh_mix",
-                    channel=self.channel,
-                    well=f"plate_1:{row}{col + 1}",
-                    volume=ul(150),
-                    cycles=5,
+                    "lh_mix", items=one(self.channel, f"plate_1:{row}{col + 1}", ul(150)), cycles=5
                 )
                 self._drop()
             self._fresh_tip()  # the last step keeps 100 µL like the others
             self.call(
                 "lh_transfer",
-                channel=self.channel,
-                source=f"plate_1:{row}{STEPS}",
-                destination=self.waste,
-                volume=ul(WELL_UL),
+                **with_tip(self.channel, f"plate_1:{row}{STEPS}", self.waste, ul(WELL_UL)),
             )
             self._drop()
             for col in range(1, STEPS + 1):
@@ -270,15 +272,9 @@ class DyeQuantification:
             self._distribute(self.water, wells, WELL_UL - sample)
         for well in wells:
             self._fresh_tip()
-            self.call(
-                "lh_transfer",
-                channel=self.channel,
-                source=self.unknown,
-                destination=well,
-                volume=ul(sample),
-            )
+            self.call("lh_transfer", **with_tip(self.channel, self.unknown, well, ul(sample)))
             if dilution > 1:
-                self.call("lh_mix", channel=self.channel, well=well, volume=ul(80), cycles=5)
+                self.call("lh_mix", items=one(self.channel, well, ul(80)), cycles=5)
             self._drop()
 
     def _cuvette_spectrum(self, peak_nm: float) -> tuple[dict[str, Any], float | None]:
@@ -289,11 +285,7 @@ class DyeQuantification:
         self._fresh_tip("tips_1000ul")
         for _ in range(2):
             self.call(
-                "lh_transfer",
-                channel=self.channel,
-                source=self.water,
-                destination="cuvette",
-                volume=ul(blank_ul / 2),
+                "lh_transfer", **with_tip(self.channel, self.water, "cuvette", ul(blank_ul / 2))
             )
         self._drop()
         time_ms = 20.0
@@ -307,14 +299,8 @@ class DyeQuantification:
         self.call("spec_acquire_dark", scans=10)
         self.call("spec_acquire_reference", scans=10)
         self._fresh_tip()
-        self.call(
-            "lh_transfer",
-            channel=self.channel,
-            source=self.unknown,
-            destination="cuvette",
-            volume=ul(sample_ul),
-        )
-        self.call("lh_mix", channel=self.channel, well="cuvette", volume=ul(250), cycles=8)
+        self.call("lh_transfer", **with_tip(self.channel, self.unknown, "cuvette", ul(sample_ul)))
+        self.call("lh_mix", items=one(self.channel, "cuvette", ul(250)), cycles=8)
         self._drop()
         spectrum = self.call("spec_measure_absorbance", scans=10)
         full = self.lab.data(spectrum["data"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from typing_extensions import TypedDict
 
@@ -19,7 +19,10 @@ from labtools.tool import Arg, tool
 from labtools.units import QuantityJSON, Range, Volume
 
 __all__ = [
+    "ChannelMixed",
+    "ChannelMoved",
     "ChannelState",
+    "ChannelVolume",
     "DeckState",
     "LabwareState",
     "LiquidHandler",
@@ -27,10 +30,13 @@ __all__ = [
     "LiquidMoved",
     "MixDone",
     "PlateMoved",
+    "TipPolicy",
     "TipType",
     "TipsDropped",
     "TipsPickedUp",
+    "Transfer",
     "TransferDone",
+    "TransferNote",
 ]
 
 
@@ -49,6 +55,8 @@ class LiquidHandlerLimits:
     channels: int
     tip_types: tuple[TipType, ...]
     mix_cycles: Range = Range(1, 20)
+    #: how many times one transfer's volume may be split into trips of at most a tip's capacity
+    max_trips: int = 100
 
     @property
     def channel(self) -> Range:
@@ -59,6 +67,29 @@ class LiquidHandlerLimits:
         """The volume range of each tip type, as text for tool descriptions."""
         ranges = ", ".join(f"{t.name} {t.volume.describe()}" for t in self.tip_types)
         return f"By tip type: {ranges}."
+
+    @property
+    def mix_after(self) -> Range:
+        """Mixing cycles after each transfer: 0 (none) up to the mix tool's most."""
+        return Range(0, self.mix_cycles.high)
+
+    @property
+    def mix_volume(self) -> Range:
+        """Mixing volume after a transfer (µL): up to the largest tip (0 with no mixing)."""
+        return Range(0, self.volume.high, "microliter")
+
+    @property
+    def transfer_volume(self) -> Range:
+        """One transfer's volume (µL): a tip's least up to ``max_trips`` of the largest tip."""
+        return Range(self.volume.low, self.volume.high * self.max_trips, "microliter")
+
+    @property
+    def item_ranges(self) -> str:
+        """The ranges inside each item of a multi-channel call, as text for descriptions."""
+        return (
+            f"Each item: channel {self.channel.describe()}; "
+            f"volume {self.volume.describe()}. {self.tip_volumes}"
+        )
 
     @property
     def volume(self) -> Range:
@@ -85,7 +116,27 @@ class TipsDropped(TypedDict):
     channels: list[int]
 
 
-class LiquidMoved(TypedDict):
+class ChannelVolume(TypedDict):
+    """One channel's part of a multi-channel aspirate, dispense or mix."""
+
+    channel: int
+    well: str
+    volume: Volume
+
+
+class Transfer(TypedDict):
+    """One transfer of a batch: ``volume`` from ``source`` into ``destination``."""
+
+    source: str
+    destination: str
+    volume: Volume
+
+
+#: tip handling of a transfer batch (Opentrons' ``new_tip``, plus PyLabRobot-style reuse)
+TipPolicy = Literal["new", "per_source", "reuse", "mounted"]
+
+
+class ChannelMoved(TypedDict):
     channel: int
     well: str
     volume: QuantityJSON
@@ -93,20 +144,34 @@ class LiquidMoved(TypedDict):
     well_volume: QuantityJSON
 
 
-class TransferDone(TypedDict):
-    channel: int
-    source: str
-    destination: str
-    volume: QuantityJSON
-    source_volume: QuantityJSON
-    destination_volume: QuantityJSON
+class LiquidMoved(TypedDict):
+    items: list[ChannelMoved]
 
 
-class MixDone(TypedDict):
+class ChannelMixed(TypedDict):
     channel: int
     well: str
     volume: QuantityJSON
+
+
+class MixDone(TypedDict):
+    items: list[ChannelMixed]
     cycles: int
+
+
+class TransferNote(TypedDict):
+    transfer: int
+    note: str
+
+
+class TransferDone(TypedDict):
+    transfers: int
+    volume: QuantityJSON
+    rounds: int
+    trips: int
+    tips_used: int
+    seconds: QuantityJSON
+    notes: list[TransferNote]
 
 
 class PlateMoved(TypedDict):
@@ -137,8 +202,14 @@ class DeckState(TypedDict):
     free_sites: list[str]
 
 
-_CHANNEL = "Pipetting channel, counted from 0."
-_WELL = "Well as '<labware>:<well>', e.g. 'plate_1:A1'; a trough or cuvette by its name alone."
+_ITEMS = (
+    "One item per channel, each with a channel, a well and the volume to {verb} the tip on that "
+    "channel. Wells as '<labware>:<well>', e.g. 'plate_1:A1'; a trough or cuvette by its name "
+    "alone. Each channel at most once; several channels share a well only if all items name it "
+    "(a trough)."
+)
+#: the JSON form of 0 µL: ``mix_volume``'s default for Python callers
+_NO_VOLUME: QuantityJSON = {"value": 0.0, "unit": "microliter"}
 
 
 class LiquidHandler(Instrument):
@@ -170,55 +241,99 @@ class LiquidHandler(Instrument):
     @abstractmethod
     async def aspirate(
         self,
-        channel: Annotated[int, Arg(_CHANNEL, within="channel")],
-        well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[
-            Volume, Arg("Volume to draw into the tip.", within="volume", note="tip_volumes")
+        items: Annotated[
+            Sequence[ChannelVolume], Arg(_ITEMS.format(verb="draw into"), note="item_ranges")
         ],
     ) -> LiquidMoved:
-        """Aspirate liquid from a well into the tip on a channel.
+        """Aspirate on one or more channels at once, each from its well into its tip.
 
-        The tip's type bounds the volume; the well must hold it above its dead volume.
+        The channels move together (one multi-channel aspiration). Each tip's type bounds its
+        volume; each well must hold what its channels draw above its dead volume. Every item is
+        checked before anything moves: a refused call changes nothing.
         """
 
     @tool(destructive=True)
     @abstractmethod
     async def dispense(
         self,
-        channel: Annotated[int, Arg(_CHANNEL, within="channel")],
-        well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[
-            Volume, Arg("Volume to expel from the tip.", within="volume", note="tip_volumes")
+        items: Annotated[
+            Sequence[ChannelVolume], Arg(_ITEMS.format(verb="expel from"), note="item_ranges")
         ],
     ) -> LiquidMoved:
-        """Dispense liquid from the tip on a channel into a well (which must have room)."""
+        """Dispense on one or more channels at once, each from its tip into its well (which
+        must have room). The channels move together; a refused call changes nothing."""
 
     @tool(destructive=True)
     @abstractmethod
     async def transfer(
         self,
-        channel: Annotated[int, Arg(_CHANNEL, within="channel")],
-        source: Annotated[str, Arg("Well to aspirate from, as '<labware>:<well>'.")],
-        destination: Annotated[str, Arg("Well to dispense into, as '<labware>:<well>'.")],
-        volume: Annotated[Volume, Arg("Volume to move.", within="volume", note="tip_volumes")],
+        transfers: Annotated[
+            Sequence[Transfer],
+            Arg(
+                "Transfers in order, each a source, a destination and a volume; e.g. a "
+                "serial dilution column by column. Later transfers see earlier ones' effects "
+                "(a well filled by one may be the source of the next). A volume above the "
+                "tip's capacity is split into equal trips.",
+                within="transfer_volume",
+            ),
+        ],
+        tip_rack: Annotated[
+            str, Arg("Tip rack to take new tips from (ignored with tips 'mounted').")
+        ],
+        tips: Annotated[
+            TipPolicy,
+            Arg(
+                "'new': a new tip for every transfer; 'per_source': a channel changes its tip "
+                "when its source changes; 'reuse': one tip per channel for the whole batch; "
+                "'mounted': the tips already on the channels, none picked up or dropped. Tips "
+                "picked up are dropped at the end."
+            ),
+        ] = "new",
+        channels: Annotated[
+            Sequence[int],
+            Arg(
+                "Channels to use; [] uses every channel (without a tip, or with one for "
+                "'mounted').",
+                within="channel",
+            ),
+        ] = (),
+        mix_cycles: Annotated[
+            int,
+            Arg(
+                "Mixing cycles in each destination after its transfer; 0: none.", within="mix_after"
+            ),
+        ] = 0,
+        mix_volume: Annotated[
+            Volume,
+            Arg(
+                "Volume drawn and expelled per mixing cycle (ignored with 0 cycles).",
+                within="mix_volume",
+                note="tip_volumes",
+            ),
+        ] = _NO_VOLUME,  # type: ignore[assignment]  # JSON form, as Python callers may give it
     ) -> TransferDone:
-        """Transfer a volume from one well to another with the tip on a channel.
+        """Transfer liquid in a batch, scheduled across the channels.
 
-        Aspirates, then dispenses; the tip stays on (drop it, or reuse it for the same liquid).
+        Up to ``limits.channels`` transfers run at once (one multi-channel aspirate, dispense
+        and mix per round); tips are picked up and dropped as ``tips`` says. The whole batch
+        is simulated on the handler's belief first (volumes, dead volumes, well capacities, tip
+        capacity, tips left): a batch that would fail anywhere is refused, pointing at the
+        transfer, and nothing moves. The result gives totals; notes only where a transfer
+        deviates (split into trips, a well left below its dead volume).
         """
 
     @tool(destructive=True)
     @abstractmethod
     async def mix(
         self,
-        channel: Annotated[int, Arg(_CHANNEL, within="channel")],
-        well: Annotated[str, Arg(_WELL)],
-        volume: Annotated[
-            Volume, Arg("Volume drawn and expelled per cycle.", within="volume", note="tip_volumes")
+        items: Annotated[
+            Sequence[ChannelVolume],
+            Arg(_ITEMS.format(verb="draw and expel per cycle with"), note="item_ranges"),
         ],
         cycles: Annotated[int, Arg("Number of aspirate/dispense cycles.", within="mix_cycles")],
     ) -> MixDone:
-        """Mix a well by aspirating and dispensing in place with the tip on a channel."""
+        """Mix wells in place on one or more channels at once: each cycle is one multi-channel
+        aspiration and dispense. A refused call changes nothing."""
 
     @tool(destructive=False, idempotent=True)
     @abstractmethod

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from labtools.result import ToolResult
+from labtools.units import Quantity, magnitude
 
 __all__ = ["Budget", "Usage"]
 
@@ -42,16 +43,27 @@ class Usage:
         self.calls += 1
         if not result.ok or not isinstance(arguments, dict):
             return
+        data = result.data or {}
         if verb == "pick_up_tips":
             self.tips += len(arguments["channels"])
-        elif verb in ("aspirate", "transfer"):
-            source = arguments["well"] if verb == "aspirate" else arguments["source"]
-            if source in stocks:
-                self.reagent_ul += _microliters(result.data or {})
-        if verb in ("dispense", "transfer"):
-            well = arguments["well"] if verb == "dispense" else arguments["destination"]
-            if ":" in well and well not in stocks:
-                self.wells.add(well)
+        elif verb in (
+            "aspirate",
+            "dispense",
+        ):  # one item per channel; wells as the driver names them
+            for item in data.get("items", ()):
+                well = item.get("well", "")
+                if verb == "aspirate" and well in stocks:
+                    self.reagent_ul += _microliters(item)
+                if verb == "dispense" and ":" in well and well not in stocks:
+                    self.wells.add(well)
+        elif verb == "transfer":  # a batch: tips it picked up, stocks drawn, wells filled
+            self.tips += int(data.get("tips_used", 0))
+            for transfer in arguments["transfers"]:
+                if transfer["source"] in stocks:
+                    self.reagent_ul += _microliters(transfer)
+                well = transfer["destination"]
+                if ":" in well and well not in stocks:
+                    self.wells.add(well)
 
     def exceeded(self, budget: Budget) -> list[str]:
         """The budget lines used beyond their limit."""
@@ -82,7 +94,8 @@ class Usage:
 
 
 def _microliters(data: dict[str, Any]) -> float:
+    """The ``volume`` of an item, a transfer or a result (``{value, unit}``) in µL."""
     volume = data.get("volume")
-    if isinstance(volume, dict) and volume.get("unit") == "microliter":
-        return float(volume["value"])
-    return 0.0
+    if not isinstance(volume, dict):
+        return 0.0
+    return magnitude(Quantity(float(volume["value"]), volume["unit"]), "microliter")

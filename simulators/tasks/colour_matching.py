@@ -24,7 +24,7 @@ from labtools.errors import UnknownResource, brief
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
-from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, ul
+from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, one, ul, with_tip
 from labtools.simulators.world import Mixture, World
 from labtools.tool import Arg, tool
 
@@ -183,9 +183,9 @@ class ColourMatching(Task):
         empty = _read(call, [*dye_wells.values(), *mix_wells])
         call("lh_move_plate", plate="plate_1", destination=home)
         call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
-        call("lh_aspirate", channel=0, well=WATER, volume=ul(4 * (WELL_UL - basis_ul)))
+        call("lh_aspirate", items=one(0, WATER, ul(4 * (WELL_UL - basis_ul))))
         for well in dye_wells.values():
-            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(WELL_UL - basis_ul))
+            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(WELL_UL - basis_ul)))
         call("lh_drop_tips", channels=[0])
         for dye, well in dye_wells.items():
             _transfer(call, STOCKS[dye], f"plate_1:{well}", basis_ul)
@@ -256,7 +256,7 @@ def _home(deck: dict[str, Any], plate: str) -> str:
 
 def _transfer(call: Call, source: str, destination: str, volume: float) -> None:
     call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-    call("lh_transfer", channel=0, source=source, destination=destination, volume=ul(volume))
+    call("lh_transfer", **with_tip(0, source, destination, ul(volume)))
     call("lh_drop_tips", channels=[0])
 
 

@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 from labtools.demo.labels import label_micromolar
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
@@ -134,23 +134,11 @@ class DyeQuantification(Task):
         wells = {dye: f"plate_1:A{i + 1}" for i, dye in enumerate(DYES)}
         sample_well, blank_well = "plate_1:A5", "plate_1:A6"
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0, 1, 2, 3, 4])
-        call("lh_transfer", channel=0, source=WATER, destination=blank_well, volume=ul(volume))
+        call("lh_transfer", **with_tip(0, WATER, blank_well, ul(volume)))
         for channel, (dye, well) in enumerate(wells.items()):
-            call(
-                "lh_transfer",
-                channel=channel,
-                source=WATER,
-                destination=well,
-                volume=ul(volume - stock_ul),
-            )
-            call(
-                "lh_transfer",
-                channel=channel,
-                source=STANDARDS[dye],
-                destination=well,
-                volume=ul(stock_ul),
-            )
-        call("lh_transfer", channel=4, source=SAMPLE, destination=sample_well, volume=ul(volume))
+            call("lh_transfer", **with_tip(channel, WATER, well, ul(volume - stock_ul)))
+            call("lh_transfer", **with_tip(channel, STANDARDS[dye], well, ul(stock_ul)))
+        call("lh_transfer", **with_tip(4, SAMPLE, sample_well, ul(volume)))
         call("lh_drop_tips", channels=[0, 1, 2, 3, 4])
         call("lh_move_plate", plate="plate_1", destination="reader")
         spectra = call(
@@ -183,7 +171,7 @@ class DyeQuantification(Task):
         """Read the sample at tartrazine's peak and call it all tartrazine, with a 1 cm path."""
         call = caller(session)
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=ul(200))
+        call("lh_transfer", **with_tip(0, SAMPLE, "plate_1:A1", ul(200)))
         call("lh_drop_tips", channels=[0])
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[

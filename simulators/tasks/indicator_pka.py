@@ -25,7 +25,7 @@ from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.pka_fit import fit_pka, rss_profile
-from labtools.simulators.tasks.scripting import Call, caller, nm, ul
+from labtools.simulators.tasks.scripting import Call, caller, nm, one, ul, with_tip
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world.hidden_species import MysteryIndicator
 from labtools.tool import Arg, tool
@@ -132,17 +132,19 @@ class IndicatorPka(Task):
                 for row in "AB":
                     call(
                         "lh_transfer",
-                        channel=channel,
-                        source=source,
-                        destination=f"plate_1:{row}{column[source]}",
-                        volume=ul(WELL_UL - INDICATOR_UL),
+                        **with_tip(
+                            channel,
+                            source,
+                            f"plate_1:{row}{column[source]}",
+                            ul(WELL_UL - INDICATOR_UL),
+                        ),
                     )
             call("lh_drop_tips", channels=channels)
         # one aspiration, a dispense per well, a spare 20 µL left in the tip
         call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
-        call("lh_aspirate", channel=0, well=INDICATOR, volume=ul(INDICATOR_UL * (len(wells) + 1)))
+        call("lh_aspirate", items=one(0, INDICATOR, ul(INDICATOR_UL * (len(wells) + 1))))
         for well in wells:
-            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(INDICATOR_UL))
+            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(INDICATOR_UL)))
         call("lh_drop_tips", channels=[0])
         call("lh_move_plate", plate="plate_1", destination="reader")
         filled = _read(call, wells)
@@ -162,17 +164,13 @@ class IndicatorPka(Task):
         for (source, _, _), well in zip(buffers, wells, strict=True):
             call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
             call(
-                "lh_transfer",
-                channel=0,
-                source=source,
-                destination=f"plate_1:{well}",
-                volume=ul(WELL_UL - INDICATOR_UL),
+                "lh_transfer", **with_tip(0, source, f"plate_1:{well}", ul(WELL_UL - INDICATOR_UL))
             )
             call("lh_drop_tips", channels=[0])
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_aspirate", channel=0, well=INDICATOR, volume=ul(INDICATOR_UL * len(wells) + 20))
+        call("lh_aspirate", items=one(0, INDICATOR, ul(INDICATOR_UL * len(wells) + 20)))
         for well in wells:
-            call("lh_dispense", channel=0, well=f"plate_1:{well}", volume=ul(INDICATOR_UL))
+            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(INDICATOR_UL)))
         call("lh_drop_tips", channels=[0])
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(590), wells=wells)

@@ -16,7 +16,7 @@ import numpy as np
 
 from labtools.demo.labels import label_micromolar
 from labtools.session import Session
-from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
 
 __all__ = ["Assay", "Well", "nominal_od_per_molar"]
 
@@ -112,13 +112,7 @@ class Assay:
         for destination, volume in plan:
             strokes = math.ceil(volume / TIP_UL[rack])
             for _ in range(strokes):
-                self.call(
-                    "lh_transfer",
-                    channel=0,
-                    source=source,
-                    destination=destination,
-                    volume=ul(volume / strokes),
-                )
+                self.call("lh_transfer", **with_tip(0, source, destination, ul(volume / strokes)))
         self.call("lh_drop_tips", channels=[0])
 
     def dilute(self, source: str, factor: float, needed_ul: float, diluent: str) -> str:

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from labtools.demo.protocol import Call
+from labtools.demo.protocol import Call, one, with_tip
 from labtools.session import Session
 from labtools.units import QuantityJSON, qty
 
-__all__ = ["Call", "caller", "nm", "nnls", "ul"]
+__all__ = ["Call", "caller", "nm", "nnls", "one", "ul", "with_tip"]
 
 
 def caller(session: Session) -> Call:

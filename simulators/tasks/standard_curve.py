@@ -20,7 +20,7 @@ import numpy as np
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.simulators.tasks.scripting import caller, nm, ul
+from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
@@ -122,7 +122,7 @@ class StandardCurve(Task):
         assumed 1 cm path; a made-up 10 % uncertainty."""
         call = caller(session)
         call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", channel=0, source=SAMPLE, destination="plate_1:A1", volume=ul(200))
+        call("lh_transfer", **with_tip(0, SAMPLE, "plate_1:A1", ul(200)))
         call("lh_drop_tips", channels=[0])
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[

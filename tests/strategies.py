@@ -236,3 +236,26 @@ def llm_arguments(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
     else:
         value.update(draw(foreign_keys))
     return value
+
+
+#: the virtual lab's tools, in catalogue order (the tests that cover every tool hold to it)
+VIRTUAL_LAB_TOOLS = [
+    "lh_pick_up_tips",
+    "lh_drop_tips",
+    "lh_aspirate",
+    "lh_dispense",
+    "lh_transfer",
+    "lh_mix",
+    "lh_move_plate",
+    "lh_get_deck",
+    "reader_read_absorbance",
+    "reader_read_absorbance_spectrum",
+    "reader_read_absorbance_kinetic",
+    "reader_read_fluorescence",
+    "reader_read_luminescence",
+    "spec_set_integration_time",
+    "spec_acquire_dark",
+    "spec_acquire_reference",
+    "spec_acquire_spectrum",
+    "spec_measure_absorbance",
+]

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import conforming, json_values, mutated
+from strategies import VIRTUAL_LAB_TOOLS, conforming, json_values, mutated
 
 from labtools.errors import ERROR_CODES, ToolError
 
@@ -56,26 +56,7 @@ def check_call(lab, name: str, arguments: object) -> None:
 
 @pytest.mark.parametrize(
     "tool",
-    [
-        "lh_pick_up_tips",
-        "lh_drop_tips",
-        "lh_aspirate",
-        "lh_dispense",
-        "lh_transfer",
-        "lh_mix",
-        "lh_move_plate",
-        "lh_get_deck",
-        "reader_read_absorbance",
-        "reader_read_absorbance_spectrum",
-        "reader_read_absorbance_kinetic",
-        "reader_read_fluorescence",
-        "reader_read_luminescence",
-        "spec_set_integration_time",
-        "spec_acquire_dark",
-        "spec_acquire_reference",
-        "spec_acquire_spectrum",
-        "spec_measure_absorbance",
-    ],
+    VIRTUAL_LAB_TOOLS,
 )
 class TestEveryTool:
     @SETTINGS

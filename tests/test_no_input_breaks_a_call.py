@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import VIRTUAL_LAB_TOOLS as LAB_TOOLS
 from strategies import deeply_nested, extreme_numbers, foreign_keys, llm_arguments, long_strings
 
 from labtools import Lab
@@ -43,26 +44,6 @@ SETTINGS = settings(
     ],
 )
 
-LAB_TOOLS = [
-    "lh_pick_up_tips",
-    "lh_drop_tips",
-    "lh_aspirate",
-    "lh_dispense",
-    "lh_transfer",
-    "lh_mix",
-    "lh_move_plate",
-    "lh_get_deck",
-    "reader_read_absorbance",
-    "reader_read_absorbance_spectrum",
-    "reader_read_absorbance_kinetic",
-    "reader_read_fluorescence",
-    "reader_read_luminescence",
-    "spec_set_integration_time",
-    "spec_acquire_dark",
-    "spec_acquire_reference",
-    "spec_acquire_spectrum",
-    "spec_measure_absorbance",
-]
 TASKS = task_ids()
 
 

@@ -51,6 +51,9 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
     results = ResultStore()  # summarised results, readable whole as resources
     tools = [_tool(entry) for entry in entries]
 
+    def result_of(result: ToolResult) -> types.CallToolResult:
+        return _result(result, results)
+
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -64,19 +67,16 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
                 f"no tool named {brief(params.name)} on this server",
                 hint=f"this server is read-only; tools: {', '.join(sorted(exposed))}",
             )
-            return _result(ToolResult.failure(hidden), results)
+            return result_of(ToolResult.failure(hidden))
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
         arguments: Any = params.arguments if params.arguments is not None else {}
-        return _result(await lab.acall(params.name, arguments, progress=progress), results)
+        return result_of(await lab.acall(params.name, arguments, progress=progress))
 
     # tools the lab's configuration lists under ``confirm`` run only once a person confirms;
     # long-running tools may run as MCP tasks (wired below, once the server exists)
-    def result_of(result: ToolResult) -> types.CallToolResult:
-        return _result(result, results)
-
     confirmation = Confirmation(lab)
     guarded_call_tool = confirmation.guard(call_tool, result_of)
 

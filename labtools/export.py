@@ -7,9 +7,11 @@ function returns what goes into that API's ``tools`` request parameter.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from labtools.spec import ToolSpec
+if TYPE_CHECKING:
+    from labtools.spec import ToolSpec
+
 
 __all__ = ["FORMATS", "Format", "render"]
 

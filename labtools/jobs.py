@@ -32,12 +32,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from labtools.errors import InstrumentError, PreconditionFailed, ToolError
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
-from labtools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from labtools.spec import ToolSpec
 
 __all__ = [
     "Job",

@@ -3,9 +3,12 @@
 - the MCP Inspector CLI (``@modelcontextprotocol/inspector``), which validates every result
   against the tool's ``outputSchema`` as the TypeScript SDK does;
 - the TypeScript SDK's own client (``@modelcontextprotocol/client``, what Claude Desktop, Claude
-  Code, Cursor and VS Code are built on), for a call the Inspector refuses before sending.
+  Code, Cursor and VS Code are built on), for a call the Inspector refuses before sending;
+- the tasks extension's TypeScript requester (``@modelcontextprotocol/ext-tasks``) on that
+  client at protocol 2026-07-28, for long tool calls as tasks (a lab of its own: a real-time
+  plate reader and the ``Slow`` test instrument).
 
-Both are pinned in ``tests/interop/package.json`` and installed by ``make`` with the machine's
+All are pinned in ``tests/interop/package.json`` and installed by ``make`` with the machine's
 npm. The lab is the virtual lab with ``plate_2`` starting in the reader (so that one call can
 read it), both plates believed full (so that the deck view is summarised) and the ``faults``
 test instrument, for the error codes a fresh virtual lab does not produce from one call.
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +69,13 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def http_url(lab_file: Path) -> Iterator[str]:
+    with _http_server(lab_file) as url:
+        yield url
+
+
+@contextmanager
+def _http_server(lab_file: Path) -> Iterator[str]:
+    """``labtools serve --transport http`` for ``lab_file``, while in the block: its URL."""
     port = free_port()
     command = [str(LABTOOLS), "serve", "--lab", str(lab_file), "--transport", "http"]
     server = subprocess.Popen(
@@ -251,3 +263,80 @@ def test_an_unknown_resource_is_a_protocol_error(target: list[str]) -> None:
     assert json.loads(stderr.strip().splitlines()[-1])["error"]["message"] == (
         "Resource not found: labtools://nothing"
     )
+
+
+# -- long calls as tasks (protocol 2026-07-28, the io.modelcontextprotocol/tasks extension) ----
+TASKS_LAB = """
+[shared.world]
+class = "labtools.simulators.world:World"
+
+[shared.reader_backend]
+class = "pylabrobot.plate_reading:PlateReaderChatterboxBackend"
+
+[shared.deck]
+class = "labtools.simulators.deck:virtual_deck"
+world = "@world"
+reader_backend = "@reader_backend"
+in_reader = "plate_1"
+
+[instruments.reader]
+class = "labtools.drivers.pylabrobot.plate_reader:PLRPlateReader"
+reader = "@deck.reader"
+
+[instruments.slow]
+class = "faults:Slow"
+"""
+
+
+@pytest.fixture(scope="module")
+def tasks_lab_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lab in real time (no virtual clock): the reader's kinetic read takes its seconds."""
+    path = tmp_path_factory.mktemp("interop_tasks") / "tasks_lab.toml"
+    path.write_text(TASKS_LAB, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(params=["stdio", "http"])
+def tasks_target(request: pytest.FixtureRequest, tasks_lab_file: Path) -> Iterator[list[str]]:
+    if request.param == "http":
+        with _http_server(tasks_lab_file) as url:
+            yield [url]
+    else:
+        yield [str(LABTOOLS), "serve", "--lab", str(tasks_lab_file)]
+
+
+def test_the_tasks_extension_requester_runs_follows_and_cancels_long_calls(
+    tasks_target: list[str],
+) -> None:
+    run = subprocess.run(
+        ["node", str(INTEROP / "tasks_extension.mjs"), *tasks_target],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=INTEROP,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["protocolVersion"] == "2026-07-28" and seen["extension"] == {}
+    # a kinetic read of 240 reads: a task, seen working with its progress, then cancelled
+    long = seen["long"]
+    assert long["kind"] == "task" and long["outcome"] == "cancelled"
+    progress = [p for p in long["progress"] if re.fullmatch(r"working: \S+: read \d+ of 240", p)]
+    assert len(set(progress)) >= 2, long["progress"]
+    final = long["final"]
+    times = final["result"]["structuredContent"]["times"]
+    assert final["status"] == "cancelled" and not final["result"]["isError"]
+    assert 2 <= len(times) < 240
+    assert final["statusMessage"].endswith(f"stopped after {len(times)} of 240 reads")
+    # run to completion: their results, as the tools give them
+    short, count = seen["short"], seen["count"]
+    assert short["kind"] == "task" and short["status"] == "completed"
+    assert short["statusMessage"].endswith("read 2 of 2")
+    assert len(short["result"]["structuredContent"]["times"]) == 2
+    assert count["kind"] == "task" and count["status"] == "completed"
+    assert count["result"]["structuredContent"] == {"counted": 10}
+    # refused: no task, a tool error at once
+    refused = seen["refused"]
+    assert refused["kind"] == "immediate" and refused["result"]["isError"] is True
+    assert refused["result"]["_meta"]["labtools/error"]["field"] == "/reads"

@@ -1,7 +1,8 @@
 """Long tool calls as MCP tasks (2025-11-25): the official Python client in legacy mode (the
 SDK has no task API: task-augmented calls go through its dispatcher, ``tasks/*`` as typed
 requests), a real-time plate reader (PyLabRobot's chatterbox) and the ``Slow`` test instrument;
-then the MCP Inspector CLI, which runs a ``taskSupport: "required"`` tool as a task itself."""
+then the MCP Inspector CLI, which runs a ``taskSupport: "required"`` tool as a task itself. On
+2026-07-28, tasks are an extension: ``test_mcp_tasks_extension``."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from labtools import Lab
 from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 from labtools.server import build_server
-from labtools.server.tasks import DEFAULT_TTL_MS, MAX_TTL_MS, TaskStore
+from labtools.server.task_store import DEFAULT_TTL_MS, MAX_TTL_MS, TaskStore
 
 TESTS = Path(__file__).parent
 INSPECTOR = TESTS / "interop" / "node_modules" / ".bin" / "mcp-inspector"

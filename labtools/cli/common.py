@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labtools.journal import Journal
-from labtools.lab import Lab
+
+if TYPE_CHECKING:
+    from labtools.lab import Lab
 
 
 def add_lab_options(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +22,8 @@ def add_lab_options(parser: argparse.ArgumentParser) -> None:
 
 
 def open_lab(args: argparse.Namespace, journal: Journal | str | Path | None = None) -> Lab:
+    from labtools.lab import Lab  # imported when a lab is opened: ``serve`` answers before
+
     if args.lab == "virtual":
         return Lab.virtual(seed=args.seed, journal=journal)
     return Lab.load(args.lab, journal=journal)

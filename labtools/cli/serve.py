@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from labtools.cli.common import add_lab_options, open_lab
 from labtools.journal import Journal
+
+if TYPE_CHECKING:
+    from labtools.host import ToolHost
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from labtools.server.app import build_server
+    from labtools.server import cache
+    from labtools.server.app import listing, serve_slot
+    from labtools.server.catalogue import Catalogue
     from labtools.server.run import is_loopback, serve_http, serve_stdio
+    from labtools.server.slot import LabSlot
 
     if args.transport == "http" and not is_loopback(args.host) and not args.token:
         print(
@@ -44,10 +51,29 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     # a long-running server keeps no journal in memory unless asked to write one
     journal = Journal(args.journal) if args.journal else Journal(keep=0)
-    with open_lab(args, journal=journal) as lab:
-        server = build_server(lab, read_only=args.read_only)
+    key = cache.catalogue_key(args.lab, args.seed, args.read_only)
+    cached = cache.load(key)
+    if cached is None:  # the first run of this lab: build it, then answer
+        lab = open_lab(args, journal=journal)
+        catalogue = Catalogue(listing(lab, read_only=args.read_only))
+        cache.store(key, catalogue.tools)
+        slot = LabSlot.ready(lab)
+    else:  # answer from the cached catalogue while the lab is built
+        catalogue = Catalogue(cached, may_change=True)
+        slot = LabSlot.building(lambda: open_lab(args, journal=journal))
+
+        def check(lab: ToolHost) -> None:
+            tools = listing(lab, read_only=args.read_only)
+            if catalogue.replace(tools):
+                cache.store(key, tools)
+
+        slot.on_ready(check)
+    server = serve_slot(slot, catalogue)
+    try:
         if args.transport == "stdio":
             serve_stdio(server)
         else:
             serve_http(server, host=args.host, port=args.port, token=args.token)
+    finally:
+        slot.close()
     return 0

@@ -19,14 +19,17 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.uri_template import UriTemplate
 
 from labtools import __version__
-from labtools.errors import UnknownTool, brief
+from labtools.errors import ToolError, UnknownTool, brief
 from labtools.host import ToolHost
+from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.server import tasks
+from labtools.server.catalogue import Catalogue, TaskSupport
 from labtools.server.confirm import Confirmation
 from labtools.server.results import RESULT_URI, ResultStore, inline, summary
+from labtools.server.slot import LabSlot
 
-__all__ = ["ERROR_META", "build_server", "error_text"]
+__all__ = ["ERROR_META", "build_server", "error_text", "listing", "serve_slot"]
 
 STATE_URI = "labtools://state"
 INSTRUMENT_URI = UriTemplate.parse("labtools://instrument/{name}")
@@ -45,11 +48,22 @@ INSTRUCTIONS = (
 def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtools") -> Server:
     """An MCP server exposing ``lab`` (or a session); ``read_only`` exposes only tools that
     change nothing."""
-    instruments: dict[str, Any] = getattr(lab, "instruments", {})
+    return serve_slot(LabSlot.ready(lab), Catalogue(listing(lab, read_only=read_only)), name=name)
+
+
+def listing(lab: ToolHost, *, read_only: bool = False) -> list[types.Tool]:
+    """``lab``'s tools as ``tools/list`` gives them, long-running ones with their
+    ``execution.taskSupport``."""
     entries = lab.tools("mcp", read_only=read_only)
-    exposed = {entry["name"] for entry in entries}
+    support = tasks.support_of(lab, {entry["name"] for entry in entries})
+    return [_tool(entry, support.get(entry["name"])) for entry in entries]
+
+
+def serve_slot(slot: LabSlot, catalogue: Catalogue, *, name: str = "labtools") -> Server:
+    """An MCP server listing ``catalogue`` and serving the lab in ``slot``, which may still be
+    being built: ``initialize`` and ``tools/list`` are answered at once, other requests wait
+    for the lab."""
     results = ResultStore()  # summarised results, readable whole as resources
-    tools = [_tool(entry) for entry in entries]
 
     def result_of(result: ToolResult) -> types.CallToolResult:
         return _result(result, results)
@@ -57,27 +71,28 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=catalogue.listed(ctx))
 
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in exposed and params.name in lab.tool_names():
+        try:
+            lab = await slot.get()
+        except ToolError as error:
+            return result_of(ToolResult.failure(error))
+        if params.name not in catalogue.names() and params.name in lab.tool_names():
+            listed = ", ".join(sorted(catalogue.names()))
             hidden = UnknownTool(
                 f"no tool named {brief(params.name)} on this server",
-                hint=f"this server is read-only; tools: {', '.join(sorted(exposed))}",
+                hint=f"this server is read-only; tools: {listed}",
             )
             return result_of(ToolResult.failure(hidden))
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(done, total, message)
-
         arguments: Any = params.arguments if params.arguments is not None else {}
-        return result_of(await lab.acall(params.name, arguments, progress=progress))
+        return result_of(await lab.acall(params.name, arguments, progress=_progress(ctx)))
 
     # tools the lab's configuration lists under ``confirm`` run only once a person confirms;
     # long-running tools may run as MCP tasks (wired below, once the server exists)
-    confirmation = Confirmation(lab)
+    confirmation = Confirmation(slot)
     guarded_call_tool = confirmation.guard(call_tool, result_of)
 
     async def list_resources(
@@ -91,6 +106,7 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
                 description="What the lab believes: every instrument's state.",
             )
         ]
+        instruments = await _instruments(slot)
         resources += [
             types.Resource(
                 name=f"instrument {key}",
@@ -126,6 +142,8 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
         ctx: ServerRequestContext, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        lab = await _lab_for_resources(slot)
+        instruments: dict[str, Any] = getattr(lab, "instruments", {})
         if uri == STATE_URI:
             payload: Any = lab.state()
         elif (match := INSTRUMENT_URI.match(uri)) is not None and match["name"] in instruments:
@@ -160,14 +178,37 @@ def build_server(lab: ToolHost, *, read_only: bool = False, name: str = "labtool
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_subscriptions_listen=catalogue.listen_handler(),
     )
-    # long-running tools as MCP tasks (tools/list then shows their execution.taskSupport)
-    tools[:] = tasks.install(server, lab, tools, exposed, result_of, confirmation)
+    if catalogue.may_change:
+        server.middleware.append(catalogue.middleware())
+    tasks.install(server, slot, catalogue, result_of, confirmation)
     return server
 
 
-def _tool(entry: dict[str, Any]) -> types.Tool:
+def _progress(ctx: ServerRequestContext) -> ProgressCallback:
+    """Progress reports to the client (a no-op unless its request asked for them)."""
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(done, total, message)
+
+    return report
+
+
+async def _lab_for_resources(slot: LabSlot) -> ToolHost:
+    try:
+        return await slot.get()
+    except ToolError as error:
+        raise MCPError(code=types.INTERNAL_ERROR, message=error.message) from None
+
+
+async def _instruments(slot: LabSlot) -> dict[str, Any]:
+    return getattr(await _lab_for_resources(slot), "instruments", {})
+
+
+def _tool(entry: dict[str, Any], task_support: TaskSupport | None = None) -> types.Tool:
     hints = entry["annotations"]
+    execution = types.ToolExecution(task_support=task_support) if task_support else None
     return types.Tool(
         name=entry["name"],
         title=entry["title"],
@@ -181,6 +222,7 @@ def _tool(entry: dict[str, Any]) -> types.Tool:
             idempotent_hint=hints["idempotentHint"],
             open_world_hint=hints["openWorldHint"],
         ),
+        execution=execution,
     )
 
 

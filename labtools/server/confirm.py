@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from labtools.errors import PreconditionFailed, ToolError
 from labtools.result import ToolResult
+from labtools.server.slot import LabSlot
 
 __all__ = ["FORM", "Confirmation"]
 
@@ -53,20 +54,24 @@ Outcome = ToolResult | types.InputRequiredResult | None
 
 
 class Confirmation:
-    """Asks for the confirmations ``lab`` needs (``lab.needs_confirmation(name)``)."""
+    """Asks for the confirmations the lab needs (``lab.needs_confirmation(name)``)."""
 
-    def __init__(self, lab: object) -> None:
-        self._needs: Callable[[str], bool] = getattr(lab, "needs_confirmation", lambda _: False)
-        self._lab = lab
+    def __init__(self, slot: LabSlot) -> None:
+        self._slot = slot
         self._secret = secrets.token_bytes(32)
 
-    def needed(self, name: str, arguments: object) -> bool:
+    async def needed(self, name: str, arguments: object) -> bool:
         """Whether this call needs a confirmation: a listed tool, with arguments the lab would
-        accept (a call refused anyway needs none)."""
-        if not self._needs(name):
+        accept (a call refused anyway needs none, nor one to a lab that could not be built)."""
+        try:
+            lab = await self._slot.get()
+        except ToolError:
+            return False
+        needs: Callable[[str], bool] = getattr(lab, "needs_confirmation", lambda _: False)
+        if not needs(name):
             return False
         try:
-            self._lab.tool_spec(name).bind(arguments)  # type: ignore[attr-defined]
+            lab.tool_spec(name).bind(arguments)  # type: ignore[attr-defined]
         except ToolError:
             return False
         return True
@@ -80,7 +85,7 @@ class Confirmation:
     ) -> Outcome:
         """``None`` when the call may go ahead; else the refusal, or (2026-07-28) the
         ``InputRequiredResult`` asking for the confirmation."""
-        if not self.needed(name, arguments):
+        if not await self.needed(name, arguments):
             return None
         message = _message(name, arguments)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

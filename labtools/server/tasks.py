@@ -1,159 +1,155 @@
-"""Long tool calls as MCP tasks (protocol 2025-11-25), served with what the SDK provides.
+"""Long tool calls as MCP tasks, in both protocol generations, over one store of jobs.
 
 A tool declared ``long_running`` lists ``execution.taskSupport: "optional"`` (``"required"``:
-only as a task). A ``tools/call`` carrying ``task`` is answered at once with a
-``CreateTaskResult``; the call runs as a :class:`labtools.jobs.Job` on the server's event loop,
-beside the server's other calls (same instrument locks). Then:
+only as a task). Run as a task, the call is a :class:`labtools.jobs.Job` on the server's event
+loop, beside the server's other calls (same instrument locks), kept in one :class:`TaskStore`
+whichever protocol created it:
 
-- ``tasks/get`` — the task: ``working``, ``completed``, ``failed`` (the tool refused or failed:
-  ``isError``) or ``cancelled``; ``statusMessage`` is the instrument's latest progress report
-  (``read 3 of 10``). ``notifications/tasks/status`` on every change, and
-  ``notifications/progress`` against the call's ``progressToken`` if it had one;
-- ``tasks/result`` — waits until the work has stopped, then the ``CallToolResult``;
-- ``tasks/cancel`` — ``cancelled`` at once; the work stops as :mod:`labtools.jobs` says (a
-  kinetic read between reads, keeping its reads: ``tasks/result`` then returns them);
-- ``tasks/list`` — the tasks kept, newest first.
+- protocol 2025-11-25, where tasks are core (here): a ``tools/call`` carrying ``task`` is
+  answered at once with a ``CreateTaskResult``. ``tasks/get`` gives ``working``,
+  ``completed``, ``failed`` (the tool refused or failed: ``isError``) or ``cancelled``, with the
+  instrument's latest progress report as ``statusMessage`` (``read 3 of 10``);
+  ``notifications/tasks/status`` follow every change, and ``notifications/progress`` the
+  call's ``progressToken`` if it had one. ``tasks/result`` waits until the work has stopped,
+  then gives the ``CallToolResult``; ``tasks/cancel`` makes the task ``cancelled`` at once; the
+  work stops as :mod:`labtools.jobs` says (a kinetic read between reads, keeping its reads:
+  ``tasks/result`` then returns them). ``tasks/list`` gives the tasks kept, newest first;
+- protocol 2026-07-28, where tasks are the ``io.modelcontextprotocol/tasks`` extension:
+  :mod:`labtools.server.tasks_extension`.
 
-A task is kept for its ``ttl`` (requested, clamped to :data:`MAX_TTL_MS`; default
-:data:`DEFAULT_TTL_MS`) from its creation, and never deleted while it runs; at most
-:data:`KEEP_FINISHED` finished tasks are kept (oldest dropped first), and at most
-:data:`MAX_RUNNING` run at once (more are refused with ``busy``).
+Both share :mod:`labtools.server.task_store` (limits, TTLs, starting a call as a job).
 
-The SDK (2.3.0) has the task types only. A low-level ``tools/call`` handler cannot return a
-``CreateTaskResult`` (the runner validates it as a ``CallToolResult``), so a server middleware
-answers task-augmented calls before the handler, and also adds ``capabilities.tasks`` to the
-``initialize`` result; the ``tasks/*`` methods are added with ``Server.add_request_handler``.
-On 2026-07-28 connections (where tasks are the ``io.modelcontextprotocol/tasks`` extension,
-not served here) a ``task`` field is ignored and the call runs as an ordinary call.
+The SDK (2.3.0) has the 2025-11-25 task types, and for extensions the
+:class:`~mcp.server.extension.Extension` interface (methods bound to protocol versions, a
+``tools/call`` interceptor) that its high-level server applies. Here, on the low-level server:
+a 2025-11-25 task-augmented call is answered by a server middleware before the handler (a
+low-level handler cannot return a ``CreateTaskResult``: the runner validates it as a
+``CallToolResult``), which also adds ``capabilities.tasks`` to the ``initialize`` result; the
+extension's interceptor wraps the ``tools/call`` handler; the ``tasks/*`` methods of both
+generations are bound with ``Server.add_request_handler`` behind one router per method that
+picks the binding by the request's protocol version.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
-from mcp_types import INVALID_PARAMS
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.server.extension import MethodBinding, RequestHandler, compose_tool_call_handler
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from labtools.errors import Busy, NotSupported, ToolError
-from labtools.jobs import Job, start_job
-from labtools.lab import Lab
+from labtools.errors import NotSupported, ToolError
+from labtools.jobs import Job
 from labtools.result import ToolResult
+from labtools.server.catalogue import Catalogue, TaskSupport
 from labtools.server.confirm import Confirmation
+from labtools.server.slot import LabSlot
+from labtools.server.task_store import (
+    DEFAULT_TTL_MS,
+    MAX_TTL_MS,
+    ResultOf,
+    TaskEntry,
+    Tasks,
+    TaskView,
+)
+from labtools.server.tasks_extension import TasksExtension
 
-__all__ = [
-    "DEFAULT_TTL_MS",
-    "KEEP_FINISHED",
-    "MAX_RUNNING",
-    "MAX_TTL_MS",
-    "POLL_INTERVAL_MS",
-    "TaskStore",
-    "install",
-]
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["install", "support_of"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TTL_MS = 3_600_000
-MAX_TTL_MS = 24 * 3_600_000
-POLL_INTERVAL_MS = 1000
-KEEP_FINISHED = 64
-MAX_RUNNING = 16
 #: the one protocol version with tasks in its core (later: the tasks extension)
 TASKS_VERSION = "2025-11-25"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-
-ResultOf = Callable[[ToolResult], types.CallToolResult]
-TaskSupport = Literal["optional", "required"]
+LEGACY_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 
 
-class _Entry:
-    def __init__(self, job: Job, ttl_ms: int) -> None:
-        self.job = job
-        self.ttl_ms = ttl_ms
-        self.created = time.time()
+def support_of(lab: object, exposed: set[str]) -> dict[str, TaskSupport]:
+    """The long-running tools among ``exposed`` that may run as tasks, and how. A
+    :class:`~labtools.lab.Lab` only: a session's calls go through its budget, so it has none."""
+    from labtools.lab import Lab  # built already when this is asked
 
-
-class TaskStore:
-    """The server's tasks, bounded: kept for their TTL, at most ``keep`` finished ones."""
-
-    def __init__(self, *, keep: int = KEEP_FINISHED, max_running: int = MAX_RUNNING) -> None:
-        self.keep = keep
-        self.max_running = max_running
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-
-    def add(self, job: Job, ttl_ms: int) -> _Entry:
-        entry = self._entries[job.id] = _Entry(job, ttl_ms)
-        self.prune()
-        return entry
-
-    def running(self) -> int:
-        return sum(not e.job.status().finished for e in self._entries.values())
-
-    def get(self, task_id: str) -> _Entry:
-        self.prune()
-        entry = self._entries.get(task_id)
-        if entry is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"no task {task_id[:80]!r} (or it expired)")
-        return entry
-
-    def entries(self) -> list[_Entry]:
-        self.prune()
-        return list(reversed(self._entries.values()))
-
-    def prune(self) -> None:
-        now = time.time()
-        finished = [e for e in self._entries.values() if e.job.status().finished]
-        expired = {e.job.id for e in finished if now - e.created > e.ttl_ms / 1000}
-        surplus = [e.job.id for e in finished if e.job.id not in expired]
-        expired.update(surplus[: max(len(surplus) - self.keep, 0)])
-        for task_id in expired:
-            del self._entries[task_id]
-
-
-def install(
-    server: Server[Any],
-    lab: object,
-    tools: list[types.Tool],
-    exposed: set[str],
-    result_of: ResultOf,
-    confirmation: Confirmation | None = None,
-) -> list[types.Tool]:
-    """Serve tasks on ``server`` for the long-running tools among ``exposed`` (a :class:`Lab`
-    only: a session's calls go through its budget, so it serves none) and return ``tools``
-    with their ``execution`` set. ``result_of`` shapes a tool result as the server does."""
     if not isinstance(lab, Lab):
-        return tools
-    support: dict[str, TaskSupport] = {
+        return {}
+    return {
         s.name: "required" if s.hints.task_required else "optional"
         for s in lab.tool_specs()
         if s.hints.long_running and s.name in exposed
     }
-    if not support:
-        return tools
-    store = TaskStore()
-    server.middleware.append(_Middleware(lab, store, support, result_of, confirmation))
+
+
+def install(
+    server: Server[Any],
+    slot: LabSlot,
+    catalogue: Catalogue,
+    result_of: ResultOf,
+    confirmation: Confirmation | None = None,
+) -> None:
+    """Serve tasks on ``server`` (both generations) if the catalogue has tools that may run
+    as tasks (``execution.taskSupport``). ``result_of`` shapes a tool result as the server
+    does."""
+    if not catalogue.support:
+        return
+    tasks = Tasks(slot, catalogue, result_of, confirmation)
+    server.middleware.append(_Middleware(tasks))
+    extension = TasksExtension(tasks)
+    call = server.get_request_handler("tools/call")
+    if call is not None:
+        handler = compose_tool_call_handler([extension], call.handler)
+        server.add_request_handler("tools/call", call.params_type, handler)
+    server.extensions[extension.identifier] = extension.settings()
+    _bind(server, [*_methods(tasks), *extension.methods()])
+
+
+def _bind(server: Server[Any], bindings: Iterable[MethodBinding]) -> None:
+    """Serve each method through the binding for the request's protocol version (a method
+    not served at that version: method not found, as the SDK's own gate answers). The
+    bindings of one method share its params model."""
+    by_method: dict[str, list[MethodBinding]] = {}
+    for binding in bindings:
+        by_method.setdefault(binding.method, []).append(binding)
+    for method, chosen in by_method.items():
+        if len({binding.params_type for binding in chosen}) > 1:
+            raise ValueError(f"the bindings of {method} take different params")
+        server.add_request_handler(method, chosen[0].params_type, _router(method, chosen))
+
+
+def _router(method: str, bindings: list[MethodBinding]) -> RequestHandler:
+    async def route(ctx: ServerRequestContext[Any, Any], params: Any) -> HandlerResult:
+        for binding in bindings:
+            versions = binding.protocol_versions
+            if versions is None or ctx.protocol_version in versions:
+                return await binding.handler(ctx, params)
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+
+    return route
+
+
+# -- protocol 2025-11-25 ---------------------------------------------------------------------
+def _methods(tasks: Tasks) -> list[MethodBinding]:
+    """``tasks/get``, ``tasks/result``, ``tasks/cancel`` and ``tasks/list`` (2025-11-25 and
+    the handshake versions before it)."""
+    store, result_of = tasks.store, tasks.result_of
 
     async def get(ctx: ServerRequestContext, params: types.GetTaskRequestParams) -> HandlerResult:
-        return _dump(
-            types.GetTaskResult.model_validate(_task(store.get(params.task_id)).model_dump())
-        )
+        task = _task(store.get(params.task_id).view())
+        return _dump(types.GetTaskResult.model_validate(task.model_dump()))
 
     async def result(
         ctx: ServerRequestContext, params: types.GetTaskPayloadRequestParams
     ) -> HandlerResult:
         entry = store.get(params.task_id)
-        outcome = await entry.job.wait()
-        payload = _dump(result_of(outcome))
-        payload["_meta"] = {**payload.get("_meta", {}), RELATED_TASK: {"taskId": entry.job.id}}
+        payload = _dump(await entry.result(result_of))
+        payload["_meta"] = {**payload.get("_meta", {}), RELATED_TASK: {"taskId": entry.task_id}}
         return payload
 
     async def cancel(
@@ -163,43 +159,29 @@ def install(
         if not entry.job.cancel():
             raise MCPError(
                 code=INVALID_PARAMS,
-                message=f"task {entry.job.id} is already {entry.job.state}",
+                message=f"task {entry.task_id} is already {entry.job.state}",
             )
-        return _dump(types.CancelTaskResult.model_validate(_task(entry).model_dump()))
+        return _dump(types.CancelTaskResult.model_validate(_task(entry.view()).model_dump()))
 
     async def listing(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams
     ) -> HandlerResult:
-        return _dump(types.ListTasksResult(tasks=[_task(e) for e in store.entries()]))
+        return _dump(types.ListTasksResult(tasks=[_task(e.view()) for e in store.entries()]))
 
-    server.add_request_handler("tasks/get", types.GetTaskRequestParams, get)
-    server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, result)
-    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel)
-    server.add_request_handler("tasks/list", types.PaginatedRequestParams, listing)
     return [
-        tool.model_copy(update={"execution": types.ToolExecution(task_support=support[tool.name])})
-        if tool.name in support
-        else tool
-        for tool in tools
+        MethodBinding("tasks/get", types.GetTaskRequestParams, get, LEGACY_VERSIONS),
+        MethodBinding("tasks/result", types.GetTaskPayloadRequestParams, result, LEGACY_VERSIONS),
+        MethodBinding("tasks/cancel", types.CancelTaskRequestParams, cancel, LEGACY_VERSIONS),
+        MethodBinding("tasks/list", types.PaginatedRequestParams, listing, LEGACY_VERSIONS),
     ]
 
 
 class _Middleware:
-    """Adds ``capabilities.tasks`` to ``initialize``; answers task-augmented ``tools/call``."""
+    """Adds ``capabilities.tasks`` to ``initialize``; answers task-augmented ``tools/call``
+    (handshake versions only)."""
 
-    def __init__(
-        self,
-        lab: Lab,
-        store: TaskStore,
-        support: dict[str, TaskSupport],
-        result_of: ResultOf,
-        confirmation: Confirmation | None,
-    ) -> None:
-        self.lab = lab
-        self.store = store
-        self.support = support
-        self.result_of = result_of
-        self.confirmation = confirmation
+    def __init__(self, tasks: Tasks) -> None:
+        self.tasks = tasks
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         if ctx.method == "initialize":
@@ -213,13 +195,15 @@ class _Middleware:
             ctx.method != "tools/call"
             or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             or not isinstance(params, Mapping)
-            or params.get("name") not in self.support
         ):
             return await call_next(ctx)
-        name = cast(str, params["name"])
+        name = params.get("name")
+        support = self.tasks.support(name)
+        if support is None:
+            return await call_next(ctx)
         task = params.get("task")
         if not isinstance(task, Mapping):
-            if task is None and self.support[name] == "required":
+            if task is None and support == "required":
                 return self._refuse(
                     NotSupported(
                         f"{name} runs only as a task",
@@ -229,26 +213,17 @@ class _Middleware:
             return await call_next(ctx)  # an ordinary call, or a malformed one to refuse
         arguments = params.get("arguments")
         arguments = {} if arguments is None else arguments
-        if self.store.running() >= self.store.max_running:
-            return self._refuse(
-                Busy(
-                    f"{self.store.max_running} tasks are running already",
-                    hint="wait for one to finish (tasks/get) or cancel one (tasks/cancel)",
-                )
-            )
-        if self.confirmation is not None:
-            refusal = await self.confirmation.ask(ctx, name, arguments)
-            if isinstance(refusal, ToolResult):
-                return _dump(self.result_of(refusal))
-            if refusal is not None:  # an InputRequiredResult: 2026-07-28 only, not here
-                return _dump(refusal)
-        job = start_job(self.lab, name, arguments, asyncio.get_running_loop())
-        entry = self.store.add(job, _ttl(task.get("ttl")))
-        job.watch(_Reporter(ctx, entry, _progress_token(params)))
-        return _dump(types.CreateTaskResult(task=_task(entry)))
+        outcome = await self.tasks.begin(ctx, cast(str, name), arguments)
+        if isinstance(outcome, ToolResult):
+            return _dump(self.tasks.result_of(outcome))
+        if isinstance(outcome, types.InputRequiredResult):  # 2026-07-28 only, not here
+            return _dump(outcome)
+        entry = self.tasks.store.add(outcome, _ttl(task.get("ttl")))
+        outcome.watch(_Reporter(ctx, entry, _progress_token(params)))
+        return _dump(types.CreateTaskResult(task=_task(entry.view())))
 
     def _refuse(self, error: ToolError) -> dict[str, Any]:
-        return _dump(self.result_of(ToolResult.failure(error)))
+        return _dump(self.tasks.result_of(ToolResult.failure(error)))
 
 
 CAPABILITY = types.ServerTasksCapability(
@@ -264,7 +239,7 @@ class _Reporter:
     """Tells the client of a task's progress and changes of state (best effort: a client that
     went away misses them)."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], entry: _Entry, token: Any) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], entry: TaskEntry, token: Any) -> None:
         self.session = ctx.session
         self.entry = entry
         self.token = token
@@ -283,7 +258,7 @@ class _Reporter:
                 )
             notice = types.TaskStatusNotification(
                 params=types.TaskStatusNotificationParams.model_validate(
-                    _task(self.entry).model_dump()
+                    _task(self.entry.view()).model_dump()
                 )
             )
             await self.session.send_notification(cast(types.ServerNotification, notice))
@@ -291,25 +266,15 @@ class _Reporter:
             log.debug("task %s: status not delivered (%s)", job.id, exc)
 
 
-def _task(entry: _Entry) -> types.Task:
-    job = entry.job
-    status = job.status()
-    if status.state == "cancelled" and not status.finished:
-        message = "cancelled; stopping at the next safe point"
-    elif status.message is not None:
-        message = status.message
-    else:
-        message = {"working": "running", "completed": "done", "failed": "failed"}.get(
-            status.state, status.state
-        )
+def _task(view: TaskView) -> types.Task:
     return types.Task(
-        task_id=job.id,
-        status=status.state,
-        status_message=f"{job.name}: {message}",
-        created_at=_iso(job.created_at),
-        last_updated_at=_iso(job.updated_at),
-        ttl=entry.ttl_ms,
-        poll_interval=POLL_INTERVAL_MS,
+        task_id=view.task_id,
+        status=view.status,
+        status_message=view.message,
+        created_at=view.created_at,
+        last_updated_at=view.updated_at,
+        ttl=view.ttl_ms,
+        poll_interval=view.poll_interval_ms,
     )
 
 
@@ -322,10 +287,6 @@ def _ttl(requested: object) -> int:
 def _progress_token(params: Mapping[str, Any]) -> Any:
     meta = params.get("_meta")
     return meta.get("progressToken") if isinstance(meta, Mapping) else None
-
-
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _dump(model: types.Result | types.ServerTasksCapability) -> dict[str, Any]:

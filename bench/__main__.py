@@ -10,6 +10,7 @@ MODULES = (
     "plate_reader",
     "spectrometer",
     "mcp",
+    "experts",
     "rewind",
     "sessions",
     "memory",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from labtools.session import Session
+from labtools.simulators.tasks import colour_matching
 from labtools.simulators.tasks.colour_matching import STOCKS, ColourMatching, target_of
 from labtools.simulators.world import Mixture
 
@@ -110,6 +112,22 @@ def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
     session.reset(1)
     task.expert(session)
     assert session.score() == expert
+
+
+def test_readings_are_corrected_for_stray_light() -> None:
+    """The reader's model (T_read = (T + s) / (1 + s)) undone: an opaque well's ceiling gives
+    s, and the liquid's absorbance comes back from the readings of the well, full and empty."""
+    s = 3e-4
+
+    def read(od: np.ndarray) -> np.ndarray:
+        return -np.log10((10.0**-od + s) / (1.0 + s))
+
+    opaque = read(np.array([0.5, 2.0, 9.0, 10.0, 11.0, 12.0]))
+    assert colour_matching._stray_light(opaque) == pytest.approx(s, rel=1e-6)
+    liquid, plate = np.array([0.0, 0.5, 1.0, 1.8]), 0.045
+    got = colour_matching._liquid(read(liquid + plate), read(np.full(4, plate)), s)
+    assert got == pytest.approx(liquid, abs=1e-9)
+    assert 1.8 - (read(1.8 + plate) - read(plate)) > 0.008  # uncorrected: ~0.01 OD short
 
 
 def test_no_submission_scores_zero(session) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from itertools import pairwise
 
+import numpy as np
 import pytest
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
 from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
+from labtools.simulators.tasks.kinetics_expert import prepare, serial_dilution
+from labtools.simulators.tasks.kinetics_protocol import Assay
 from labtools.units import QuantityJSON, qty
 
 ALP, INHIBITOR = "alkaline_phosphatase", "inhibitor_x"
@@ -171,6 +175,41 @@ def test_expert_beats_naive_and_same_seed_gives_the_same_reward(task, kinetics, 
     session.reset(6)
     session.task.expert(session)
     assert session.score() == expert
+
+
+def test_serial_dilution_rows_hold_their_levels(kinetics) -> None:
+    """Two rows of a seven-level serial dilution, pipetted in two batches: every well ends
+    with 100 µL of pNPP at twice its level (true contents, relative to the true stock; the
+    channels' biases add up along a row), each step the series' ratio within 1.5 %."""
+    kinetics.reset(12)
+    assay = Assay(kinetics)
+    levels = list(np.geomspace(4e-5, 1e-3, 7))
+    rows = serial_dilution(assay, levels, rows=2)
+    assay.pipette()
+    assert kinetics.usage.calls == 3  # the deck, the buffer's batch and the rest
+    world = kinetics.lab.shared["world"]
+
+    def pnpp(container: str) -> float:
+        held = world.contents(container).concentrations()
+        return held.get("pnpp", 0.0) + held.get("p_nitrophenol", 0.0)
+
+    strength = pnpp(assay.stock["pnpp"]) / assay.molar["pnpp"]  # the label's hidden error
+    ratio = levels[1] / levels[0]
+    for row in rows:
+        assert [s for _, s in row] == pytest.approx(levels[::-1])
+        for well, s in row:
+            assert world.contents(well).volume_ul == pytest.approx(100.0, abs=3.5)
+            assert pnpp(well) / (2.0 * s * strength) == pytest.approx(1.0, abs=0.05), well
+        for (upper, _), (lower, _) in pairwise(row):
+            assert pnpp(upper) / pnpp(lower) == pytest.approx(ratio, rel=0.015), lower
+
+
+def test_a_dilution_of_less_than_one_and_a_quarter_fold_is_refused(kinetics) -> None:
+    kinetics.reset(12)
+    assay = Assay(kinetics)
+    with pytest.raises(ValueError, match=r"at least 1\.25-fold"):
+        prepare(assay, "pnpp", [(assay.molar["pnpp"] / 1.1, 100.0)])
+    assert prepare(assay, "pnpp", [(assay.molar["pnpp"], 100.0)]) == [assay.stock["pnpp"]]
 
 
 @pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])

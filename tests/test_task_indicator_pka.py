@@ -13,7 +13,7 @@ import pytest
 from labtools.journal import WALL_CLOCK_KEYS
 from labtools.session import Session
 from labtools.simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
-from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka
+from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka, pka_posterior
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.simulators.world.hidden_species import (
     PKA_RANGE,
@@ -197,6 +197,44 @@ def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
     assert session.score() == expert
 
 
+def _two_forms(nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An acid band at 430 nm and a stronger base band at 590 nm (OD at 20 µM)."""
+    return 0.4 * np.exp(-(((nm - 430) / 40) ** 2)), 0.8 * np.exp(-(((nm - 590) / 30) ** 2))
+
+
+def test_only_equal_amounts_pin_the_pka() -> None:
+    """A shifted pKa, the base spectrum scaled by 10^δ and each well's amount by
+    1 − f + f·10^−δ give exactly the same spectra: the amounts' prior is what fixes the pKa."""
+    nm, ph = np.arange(380.0, 661.0, 10.0), np.arange(2.0, 12.0)
+    acid, base = _two_forms(nm)
+    f = base_fraction(ph, 6.0)[:, None]
+    spectra = (1 - f) * acid + f * base
+    delta = 0.3
+    g = base_fraction(ph, 6.0 + delta)[:, None]
+    amounts = 1 - f + f * 10**-delta
+    assert amounts * ((1 - g) * acid + g * base * 10**delta) == pytest.approx(spectra)
+
+
+def test_the_posterior_is_honest_on_simulated_spectra() -> None:
+    """Quadruplicate wells of ten buffers whose real pH is off by N(0, 0.02²), amounts
+    scattering by 1 %, reader noise 0.0015 OD: the errors over many draws match the stated
+    uncertainty, which is what the buffers' ± allows (a few hundredths)."""
+    rng = np.random.default_rng(4)
+    nm, labels = np.arange(380.0, 661.0, 10.0), np.repeat(np.arange(2.0, 12.0), 4)
+    acid, base = _two_forms(nm)
+    z = []
+    for pka in rng.uniform(4.0, 8.5, 40):
+        real = labels + np.repeat(rng.normal(0.0, 0.02, 10), 4)
+        f = base_fraction(real, pka)[:, None]
+        amounts = rng.normal(1.0, 0.01, labels.size)[:, None]
+        spectra = amounts * ((1 - f) * acid + f * base)
+        spectra = spectra + rng.normal(0.0, 0.0015, spectra.shape)
+        guess, sd = pka_posterior(spectra, labels, np.full(labels.size, 0.02))
+        assert 0.003 < sd < 0.03
+        z.append((guess - pka) / sd)
+    assert np.mean(np.square(z)) == pytest.approx(1.0, abs=0.45)
+
+
 def test_the_hidden_indicator_and_buffers_are_in_the_leak_search(session) -> None:
     """The generic leak test (test_session.py) searches the world's hidden truth: make sure the
     indicator's parameters and the buffers' real pH values are part of it."""
@@ -229,9 +267,10 @@ def test_a_rewound_session_gives_exactly_what_a_fresh_one_gives() -> None:
 
 def test_a_rewound_lab_reads_as_a_newly_built_one() -> None:
     calls = [
-        ("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]}),
-        ("lh_transfer", _transfer(0, "reservoir:A7", "plate_1:A1", 180)),
-        ("lh_transfer", _transfer(1, "reservoir:A2", "plate_1:A1", 20)),
+        (
+            "lh_transfer",
+            _batch([("reservoir:A7", "plate_1:A1", 180), ("reservoir:A2", "plate_1:A1", 20)]),
+        ),
         ("lh_move_plate", {"plate": "plate_1", "destination": "reader"}),
         (
             "reader_read_absorbance_spectrum",
@@ -262,14 +301,21 @@ def test_a_rewound_lab_reads_as_a_newly_built_one() -> None:
         used.close()
 
 
-def _transfer(channel: int, source: str, destination: str, volume: float) -> dict[str, Any]:
+def _batch(transfers: list[tuple[str, str, float]]) -> dict[str, Any]:
     return {
-        "channel": channel,
-        "source": source,
-        "destination": destination,
-        "volume": {"value": volume, "unit": "microliter"},
+        "transfers": [
+            {"source": s, "destination": d, "volume": {"value": v, "unit": "microliter"}}
+            for s, d, v in transfers
+        ],
+        "tip_rack": "tips_300ul",
+        "tips": "new",
+        "channels": [0, 1],
+        "mix_cycles": 0,
+        "mix_volume": {"value": 0.0, "unit": "microliter"},
     }
 
 
 def _run(lab: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    return [json.dumps(lab.call(tool, arguments).to_dict()) for tool, arguments in calls]
+    results = [lab.call(tool, arguments) for tool, arguments in calls]
+    assert all(result.ok for result in results), [r.error for r in results if not r.ok]
+    return [json.dumps(result.to_dict()) for result in results]

@@ -229,7 +229,7 @@ def _trips(out: Plan, belief: Belief, pairs: list[tuple[int, Move]], max_trips: 
             step = Step(kind, [a[0] for a in active], what=f"transfer {active[0][1].index}")
             for ch, m, k in active:
                 ul, at = m.ul / k, f"/transfers/{m.index}/volume"
-                volume = m.volume * (1.0 / k)
+                volume: pint.Quantity = m.volume * (1.0 / k)
                 well = m.source if kind == "aspirate" else m.destination
                 ref = m.source_ref if kind == "aspirate" else m.destination_ref
                 _dry(belief, kind, ch, well, ref, ul, volume, at, m)

@@ -41,8 +41,7 @@ def run_demo(seed: int = 0, out: Path = Path("out/demo"), as_json: bool = False)
             list(outcome.standards.values()),
             [outcome.plate_reading[w] - outcome.blank for w in outcome.standards],
             [outcome.plate_reading[w] - outcome.blank for w in outcome.unknown_wells],
-            outcome.estimate_um,
-            outcome.dilution,
+            outcome.estimate_um * outcome.sample_ul / 1000.0,
             outcome.wavelength_nm,
             out / "standard_curve.png",
         ),
@@ -91,11 +90,11 @@ def _report(
         f"{outcome.wavelength_nm:g} nm\n"
     )
     write(
-        f"standard curve: slope {outcome.curve.slope * 1000:.3f} mOD/µM, intercept "
+        f"standard curve: slope {outcome.curve.slope * 1000:.2f} mOD/nmol, intercept "
         f"{outcome.curve.intercept:+.4f} OD, R² {outcome.curve.r_squared:.5f} "
         f"({outcome.curve.points} wells)\n"
     )
-    write(f"unknown diluted {outcome.dilution:g}× for reading\n")
+    write(f"unknown read neat, {outcome.sample_ul:g} µL per well\n")
     write(
         f"estimate (standard curve):   {outcome.estimate_um:8.2f} ± {outcome.sd_um:.2f} µM (1 sd)\n"
     )

@@ -53,27 +53,29 @@ def plate_heatmap(values: dict[str, float], wavelength_nm: float, path: Path, ti
 
 def standard_curve(
     curve: StandardCurve,
-    concentrations: list[float],
+    amounts: list[float],
     absorbances: list[float],
     unknown_od: list[float],
-    estimate_um: float,
-    dilution: float,
+    unknown_nmol: float,
     wavelength_nm: float,
     path: Path,
 ) -> Path:
+    """The standards' blank-corrected OD against their dye per well (nmol), the fitted line,
+    and the unknown's wells at the amount read off it."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=120)
-    ax.plot(concentrations, absorbances, "o", label="standards (blank-corrected)")
-    x = np.linspace(0, max(concentrations) * 1.05, 50)
+    ax.plot(amounts, absorbances, "o", label="standards (blank-corrected)")
+    x = np.linspace(0, max(amounts) * 1.05, 50)
     ax.plot(
         x,
         curve.intercept + curve.slope * x,
         "-",
-        label=f"fit: slope {curve.slope * 1000:.2f} mOD/µM, R² {curve.r_squared:.4f}",
+        label=f"fit: slope {curve.slope * 1000:.1f} mOD/nmol, R² {curve.r_squared:.4f}",
     )
-    in_plate = estimate_um / dilution
-    ax.plot([in_plate] * len(unknown_od), unknown_od, "s", label="unknown, as read in the plate")
-    ax.set_xlabel("tartrazine concentration in the well (µM)")
+    ax.plot(
+        [unknown_nmol] * len(unknown_od), unknown_od, "s", label="unknown, as read in the plate"
+    )
+    ax.set_xlabel("tartrazine in the well (nmol)")
     ax.set_ylabel(f"absorbance at {wavelength_nm:g} nm (OD)")
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)

@@ -1,12 +1,21 @@
 """The demo experiment, entirely through tool calls: quantify a dye in an unknown sample.
 
-1. Find the dye stock, water and the unknown on the deck by their labels.
-2. Serial dilution of the stock in triplicate rows of a plate, with blanks.
-3. Find the dye's absorbance peak from a spectrum of the top standard; read the plate there.
-4. Read the unknown in triplicate; dilute and read again while it lies above the top standard.
-5. Fit the standard curve; read the unknown's concentration off it, with its uncertainty.
-6. Record the unknown's spectrum in the cuvette with the spectrometer (dark, reference, sample),
+1. Find the dye stock, water, the unknown and the waste on the deck by their labels.
+2. Standards: a two-fold serial dilution of the stock in triplicate rows, with water blanks, in
+   two batched transfers (water, then the stock and the dilution steps with mixing).
+3. The unknown, neat, into the rows below, in the same batch as the last standards' surplus to
+   the waste. Channel ``i`` makes standards row ``i`` and its unknown row, and gives the unknown
+   the stock's volume: its systematic error cancels between the two.
+4. Find the dye's absorbance peak from a spectrum of the top standards; read the plate there.
+5. If the unknown reads outside the top half of the curve, pipette it again at the volume that
+   puts it near 80 % of the top standard, and read again.
+6. Fit the standard curve; read the unknown's amount off it, with its uncertainty.
+7. Record the unknown's spectrum in the cuvette with the spectrometer (dark, reference, sample),
    choosing the integration time from the reference's counts (optional).
+
+A vertical beam through a flat-bottomed well reads ε·n/area: the OD counts the dye in the well
+(nmol) whatever its volume, so the curve is OD against nmol per well, and the unknown's amount
+over its volume is its concentration.
 
 The protocol calls tools through any ``call(name, **arguments) -> data`` function, so the same
 steps run on a lab (the demo) or through a grounded-reward session (the standard-curve task).
@@ -14,19 +23,22 @@ steps run on a lab (the demo) or through a grounded-reward session (the standard
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from labtools.demo.analysis import StandardCurve
 from labtools.demo.labels import label_micromolar, label_tolerance
 from labtools.errors import ToolError
+from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import Lab
 from labtools.result import ToolResult
 from labtools.units import QuantityJSON, qty
 
 UL = "microliter"
 NM = "nanometer"
+TIPS = "tips_300ul"
+DYE = "tartrazine"
 #: ISO 8655-2 maximum permissible systematic error of a 200 µL single-channel pipette (µL),
 #: the handler's specification; as a rectangular bound its standard uncertainty is MPE/√3 (GUM)
 PIPETTE_MPE_UL = 1.6
@@ -38,6 +50,14 @@ STEPS = 7  # two-fold steps: 160 … 2.5 µM
 REPLICATE_ROWS = "ABC"
 UNKNOWN_ROWS = "DEF"
 WELL_UL = 100.0
+#: one channel per replicate: channel i serves standards row i and unknown row i
+CHANNELS = tuple(range(len(REPLICATE_ROWS)))
+MIX = (5, 100.0)  # after each dilution step: cycles, µL drawn (half the well)
+#: the unknown's reading is used if it lies within this share of the top standard's OD …
+ACCEPT = (0.45, 1.0)
+#: … otherwise it is pipetted again to read about this share, within SAMPLE_UL (µL)
+TARGET = 0.8
+SAMPLE_UL = (10.0, 200.0)
 
 
 #: ``call(name, **arguments)`` → the tool's data; raises the tool's error if it was refused
@@ -54,17 +74,33 @@ def one(channel: int, well: str, volume: QuantityJSON) -> list[dict[str, Any]]:
     return [{"channel": channel, "well": well, "volume": volume}]
 
 
+def batch(
+    moves: Iterable[tuple[str, str, float | QuantityJSON]],
+    tips: TipPolicy = "new",
+    *,
+    tip_rack: str = TIPS,
+    channels: Sequence[int] = CHANNELS,
+    mix: tuple[int, float] = (0, 0.0),
+) -> dict[str, Any]:
+    """``lh_transfer`` arguments: each move (source, destination, volume, µL if a number) in
+    order, with the tip policy, channels and mixing (cycles, µL) after each transfer."""
+    return {
+        "transfers": [
+            {"source": s, "destination": d, "volume": v if isinstance(v, dict) else ul(v)}
+            for s, d, v in moves
+        ],
+        "tip_rack": tip_rack,
+        "tips": tips,
+        "channels": list(channels),
+        "mix_cycles": mix[0],
+        "mix_volume": ul(mix[1]),
+    }
+
+
 def with_tip(channel: int, source: str, destination: str, volume: QuantityJSON) -> dict[str, Any]:
     """``lh_transfer`` arguments for one transfer with the tip already on ``channel`` (none
     picked up or dropped, no mixing): one aspirate and one dispense on that channel."""
-    return {
-        "transfers": [{"source": source, "destination": destination, "volume": volume}],
-        "tip_rack": "",
-        "tips": "mounted",
-        "channels": [channel],
-        "mix_cycles": 0,
-        "mix_volume": qty(0.0, UL),
-    }
+    return batch([(source, destination, volume)], "mounted", tip_rack="", channels=[channel])
 
 
 @dataclass
@@ -86,10 +122,10 @@ class Transcript:
 class Outcome:
     dye: str
     wavelength_nm: float
-    curve: StandardCurve
-    standards: dict[str, float]  # well -> nominal µM
+    curve: StandardCurve  # OD against nmol per well
+    standards: dict[str, float]  # well -> nominal nmol
     unknown_wells: list[str]
-    dilution: float
+    sample_ul: float  # unknown per well, neat
     estimate_um: float
     sd_um: float
     plate_reading: dict[str, float]
@@ -120,7 +156,6 @@ class DyeQuantification:
             call = Transcript(lab, echo)
         self.call = call
         self.lab = lab
-        self.channel = 0
 
     # -- deck ----------------------------------------------------------------------------------
     def _find(self, deck: dict[str, Any], word: str) -> tuple[str, str]:
@@ -131,77 +166,39 @@ class DyeQuantification:
         raise ToolError.of("unknown_resource", f"no labelled '{word}' on the deck")
 
     def run(self) -> Outcome:
-        deck = self.call("lh_get_deck")
-        self.stock, stock_label = self._find(deck, "tartrazine")
-        self.water, _ = self._find(deck, "water")
-        self.unknown, _ = self._find(deck, "unknown")
-        self.waste, _ = self._find(deck, "waste")
-        stock_um = label_micromolar(stock_label)
-        stock_tolerance = label_tolerance(stock_label)
-        self.dye = "tartrazine"
-
-        standards = self._serial_dilution(stock_um)
-        unknown_wells = [f"{r}1" for r in UNKNOWN_ROWS]
-        dilution, column = 1.0, 1
-        self._unknown_into(column, dilution)  # neat first, while the plate is on the deck
+        stock_label = self._locate(self.call("lh_get_deck"))
+        # the top well gets twice a standard's volume and gives half of it to the next
+        self.stock_ul = 2 * WELL_UL * TOP_UM / label_micromolar(stock_label)
+        standards = self._standards()
+        self._unknown_into(1, self.stock_ul, surplus=True)
         self.call("lh_move_plate", plate="plate_1", destination="reader")
-        top = self.call(
-            "reader_read_absorbance_spectrum",
-            plate="plate_1",
-            wells=[f"{r}1" for r in REPLICATE_ROWS],
-            start={"value": 350, "unit": NM},
-            stop={"value": 550, "unit": NM},
-            step={"value": 2, "unit": NM},
-        )
-        peak = top["peaks"]["A1"]["wavelength"]["value"]
-        wavelength = {"value": peak, "unit": NM}
-        while True:
-            reading = self.call(
-                "reader_read_absorbance",
-                plate="plate_1",
-                wavelength=wavelength,
-                wells=_plate_wells(column),
-            )
-            values = reading["values"]
-            blank = sum(values[f"{r}{STEPS + 1}"] for r in REPLICATE_ROWS) / 3
-            top_od = sum(values[f"{r}1"] for r in REPLICATE_ROWS) / 3 - blank
-            unknown_od = sum(values[w] for w in unknown_wells) / 3 - blank
-            if unknown_od <= 0.95 * top_od or column >= 4:
-                break
-            dilution *= 4.0  # above the curve: dilute four-fold more and read again
-            column += 1
-            unknown_wells = [f"{r}{column}" for r in UNKNOWN_ROWS]
+        wavelength = self._peak()
+        values = self._read(wavelength, 1)
+        sample_ul, column = self.stock_ul, 1
+        share = self._share(values)
+        if not ACCEPT[0] <= share <= ACCEPT[1]:
+            sample_ul, column = self._volume_for(share), 2
             self.call("lh_move_plate", plate="plate_1", destination=self.home)
-            self._unknown_into(column, dilution)
+            self._unknown_into(column, sample_ul)
             self.call("lh_move_plate", plate="plate_1", destination="reader")
+            values = self._read(wavelength, column)
 
-        concentrations, absorbances = [], []
-        for well, um in standards.items():
-            concentrations.append(um)
-            absorbances.append(values[well] - blank)
-        curve = StandardCurve.fit(concentrations, absorbances)
-        c, sd = curve.invert([values[w] - blank for w in unknown_wells])
-        # uncertainty budget: the fit and replicates (type A), the stock's certificate and the
-        # pipette's systematic error on the two volumes everything scales with (type B)
-        mpe = PIPETTE_MPE_UL / 3**0.5
-        budget = {
-            "fit and replicates": sd / c,
-            "stock certificate": stock_tolerance,
-            "pipetting (ISO 8655)": ((mpe / self.stock_ul) ** 2 + (mpe / (WELL_UL / dilution)) ** 2)
-            ** 0.5,
-        }
-        relative = sum(v**2 for v in budget.values()) ** 0.5
-        spectrum, spec_um = self._cuvette_spectrum(peak) if self.lab is not None else (None, None)
-        estimate = c * dilution
+        blank = self._blank(values)
+        curve = StandardCurve.fit(list(standards.values()), [values[w] - blank for w in standards])
+        unknown_wells = [f"{r}{column}" for r in UNKNOWN_ROWS]
+        nmol, sd = curve.invert([values[w] - blank for w in unknown_wells])
+        budget = self._budget(sd / nmol, label_tolerance(stock_label), sample_ul)
+        estimate = nmol / sample_ul * 1000.0
+        spectrum, spec_um = self._cuvette_spectrum() if self.lab is not None else (None, None)
         return Outcome(
-            self.dye,
-            peak,
+            DYE,
+            wavelength,
             curve,
             standards,
             unknown_wells,
-            dilution,
+            sample_ul,
             estimate,
-            estimate * relative,
+            estimate * sum(v**2 for v in budget.values()) ** 0.5,
             values,
             blank,
             budget,
@@ -209,88 +206,116 @@ class DyeQuantification:
             spec_um,
         )
 
-    # -- steps ---------------------------------------------------------------------------------
-    def _fresh_tip(self, rack: str = "tips_300ul") -> None:
-        self.call("lh_pick_up_tips", tip_rack=rack, channels=[self.channel])
-
-    def _drop(self) -> None:
-        self.call("lh_drop_tips", channels=[self.channel])
-
-    def _distribute(self, source: str, wells: list[str], volume: float) -> None:
-        """One tip, refilled as needed, ``volume`` into each well."""
-        self._fresh_tip()
-        per_fill = int(280 // volume)
-        for i in range(0, len(wells), per_fill):
-            batch = wells[i : i + per_fill]
-            self.call("lh_aspirate", items=one(self.channel, source, ul(volume * len(batch))))
-            for well in batch:
-                self.call("lh_dispense", items=one(self.channel, well, ul(volume)))
-        self._drop()
-
-    def _serial_dilution(self, stock_um: float) -> dict[str, float]:
-        deck = self.call("lh_get_deck")
+    def _locate(self, deck: dict[str, Any]) -> str:
+        """Note the stock, water, unknown, waste and the plate's site; returns the stock's label."""
+        self.stock, stock_label = self._find(deck, DYE)
+        self.water, _ = self._find(deck, "water")
+        self.unknown, _ = self._find(deck, "unknown")
+        self.waste, _ = self._find(deck, "waste")
         self.home = next(lw["location"] for lw in deck["labware"] if lw["name"] == "plate_1")
-        stock_ul = self.stock_ul = 200.0 * TOP_UM / stock_um
-        # columns 2…STEPS take the dilution steps; column STEPS + 1 stays water: the blanks
-        water_wells = [f"plate_1:{r}{c}" for r in REPLICATE_ROWS for c in range(2, STEPS + 2)]
-        self._distribute(self.water, [f"plate_1:{r}1" for r in REPLICATE_ROWS], 200 - stock_ul)
-        self._distribute(self.water, water_wells, WELL_UL)
-        standards: dict[str, float] = {}
-        for row in REPLICATE_ROWS:
-            self._fresh_tip()
-            self.call(
-                "lh_transfer", **with_tip(self.channel, self.stock, f"plate_1:{row}1", ul(stock_ul))
-            )
-            self.call("lh_mix", items=one(self.channel, f"plate_1:{row}1", ul(150)), cycles=5)
-            self._drop()
-            for col in range(1, STEPS):
-                self._fresh_tip()
-                self.call(
-                    "lh_transfer",
-                    **with_tip(
-                        self.channel, f"plate_1:{row}{col}", f"plate_1:{row}{col + 1}", ul(WELL_UL)
-                    ),
-                )
-                self.call(
-                    "lh_mix", items=one(self.channel, f"plate_1:{row}{col + 1}", ul(150)), cycles=5
-                )
-                self._drop()
-            self._fresh_tip()  # the last step keeps 100 µL like the others
-            self.call(
-                "lh_transfer",
-                **with_tip(self.channel, f"plate_1:{row}{STEPS}", self.waste, ul(WELL_UL)),
-            )
-            self._drop()
-            for col in range(1, STEPS + 1):
-                standards[f"{row}{col}"] = TOP_UM / 2 ** (col - 1)
-        return standards
+        return stock_label
 
-    def _unknown_into(self, column: int, dilution: float) -> None:
-        wells = [f"plate_1:{r}{column}" for r in UNKNOWN_ROWS]
-        sample = WELL_UL / dilution
-        if dilution > 1:
-            self._distribute(self.water, wells, WELL_UL - sample)
-        for well in wells:
-            self._fresh_tip()
-            self.call("lh_transfer", **with_tip(self.channel, self.unknown, well, ul(sample)))
-            if dilution > 1:
-                self.call("lh_mix", items=one(self.channel, well, ul(80)), cycles=5)
-            self._drop()
+    # -- steps ---------------------------------------------------------------------------------
+    def _standards(self) -> dict[str, float]:
+        """Water into every standard and blank well (one tip per channel), then the stock into
+        column 1 and the two-fold steps across, each with a new tip and mixing. Returns each
+        standard's nominal amount (nmol); column ``STEPS + 1`` stays water: the blanks."""
+        water = [(self.water, f"plate_1:{r}1", 2 * WELL_UL - self.stock_ul) for r in REPLICATE_ROWS]
+        water += [
+            (self.water, f"plate_1:{r}{c}", WELL_UL)
+            for c in range(2, STEPS + 2)
+            for r in REPLICATE_ROWS
+        ]
+        self.call("lh_transfer", **batch(water, "reuse"))
+        steps = [(self.stock, f"plate_1:{r}1", self.stock_ul) for r in REPLICATE_ROWS]
+        steps += [
+            (f"plate_1:{r}{c}", f"plate_1:{r}{c + 1}", WELL_UL)
+            for c in range(1, STEPS)
+            for r in REPLICATE_ROWS
+        ]
+        self.call("lh_transfer", **batch(steps, mix=MIX))
+        top_nmol = TOP_UM * WELL_UL / 1000.0
+        return {
+            f"{r}{c}": top_nmol / 2 ** (c - 1) for r in REPLICATE_ROWS for c in range(1, STEPS + 1)
+        }
 
-    def _cuvette_spectrum(self, peak_nm: float) -> tuple[dict[str, Any], float | None]:
-        """Blank the spectrometer on water in the cuvette, then add the unknown and measure."""
+    def _unknown_into(self, column: int, volume: float, *, surplus: bool = False) -> None:
+        """The unknown, neat, ``volume`` µL into each unknown row of ``column``, a new tip each;
+        with ``surplus``, first the last standards' extra 100 µL to the waste."""
+        moves = (
+            [(f"plate_1:{r}{STEPS}", self.waste, WELL_UL) for r in REPLICATE_ROWS]
+            if surplus
+            else []
+        )
+        moves += [(self.unknown, f"plate_1:{r}{column}", volume) for r in UNKNOWN_ROWS]
+        self.call("lh_transfer", **batch(moves))
+
+    def _peak(self) -> float:
+        """The absorbance peak (nm) of the top standards' spectrum."""
+        top = self.call(
+            "reader_read_absorbance_spectrum",
+            plate="plate_1",
+            wells=[f"{r}1" for r in REPLICATE_ROWS],
+            start=qty(350, NM),
+            stop=qty(550, NM),
+            step=qty(2, NM),
+        )
+        return top["peaks"][f"{REPLICATE_ROWS[0]}1"]["wavelength"]["value"]
+
+    def _read(self, wavelength: float, columns: int) -> dict[str, float]:
+        """OD at ``wavelength`` of the standards, the blanks and the unknown's first columns."""
+        wells = [f"{r}{c}" for r in REPLICATE_ROWS for c in range(1, STEPS + 2)]
+        wells += [f"{r}{c}" for r in UNKNOWN_ROWS for c in range(1, columns + 1)]
+        reading = self.call(
+            "reader_read_absorbance", plate="plate_1", wavelength=qty(wavelength, NM), wells=wells
+        )
+        return reading["values"]
+
+    def _blank(self, values: dict[str, float]) -> float:
+        """The mean OD of the blanks."""
+        return sum(values[f"{r}{STEPS + 1}"] for r in REPLICATE_ROWS) / len(REPLICATE_ROWS)
+
+    def _share(self, values: dict[str, float]) -> float:
+        """The unknown's blank-corrected OD in column 1 as a share of the top standard's (means
+        of the rows; a saturated well counts as infinite)."""
+        blank = self._blank(values)
+        top = sum(values[f"{r}1"] for r in REPLICATE_ROWS) / len(REPLICATE_ROWS) - blank
+        unknown = sum(values.get(f"{r}1", float("inf")) for r in UNKNOWN_ROWS)
+        return (unknown / len(UNKNOWN_ROWS) - blank) / top
+
+    def _volume_for(self, share: float) -> float:
+        """The unknown's volume (µL, to 0.1) that reads about ``TARGET`` of the top standard,
+        from the ``share`` it read at the stock's volume."""
+        low, high = SAMPLE_UL
+        wanted = self.stock_ul * TARGET / share if share > 0 else high
+        return round(min(max(wanted, low), high), 1)
+
+    def _budget(self, fit: float, certificate: float, sample_ul: float) -> dict[str, float]:
+        """Relative standard uncertainties: the fit and replicates (type A), the stock's
+        certificate and the pipettes' systematic error (type B). Each channel's error is bounded
+        by the ISO 8655 MPE (rectangular) and taken as an offset in µL, the worst case for a
+        ratio: it cancels between the stock and the unknown at equal volumes, otherwise enters as
+        MPE/√3 · |1/V_unknown − 1/V_stock|; the channels' errors are independent, so their mean's
+        is 1/√(channels) of one. Equal-volume dilution steps on one channel carry none."""
+        mpe = PIPETTE_MPE_UL / 3**0.5
+        pipetting = mpe * abs(1 / sample_ul - 1 / self.stock_ul) / len(CHANNELS) ** 0.5
+        return {
+            "fit and replicates": fit,
+            "stock certificate": certificate,
+            "pipetting (ISO 8655)": pipetting,
+        }
+
+    def _cuvette_spectrum(self) -> tuple[dict[str, Any], float | None]:
+        """Blank the spectrometer on water in the cuvette, then add the unknown, mix it in with
+        the tip that added it, and measure."""
         if self.lab is None:
             raise ValueError("the cuvette spectrum needs the lab's data store")
         blank_ul, sample_ul = 1200.0, 100.0
-        self._fresh_tip("tips_1000ul")
-        for _ in range(2):
-            self.call(
-                "lh_transfer", **with_tip(self.channel, self.water, "cuvette", ul(blank_ul / 2))
-            )
-        self._drop()
+        water = [(self.water, "cuvette", blank_ul)]
+        self.call("lh_transfer", **batch(water, tip_rack="tips_1000ul", channels=[0]))
         time_ms = 20.0
         for _ in range(6):  # choose the exposure: reference peak near 70 % of full scale
-            self.call("spec_set_integration_time", time={"value": time_ms, "unit": "millisecond"})
+            self.call("spec_set_integration_time", time=qty(time_ms, "millisecond"))
             probe = self.call("spec_acquire_spectrum", scans=1)
             fraction = probe["max_counts"] / probe["full_scale"]
             if 0.5 <= fraction <= 0.85:
@@ -298,34 +323,32 @@ class DyeQuantification:
             time_ms = min(max(time_ms * 0.7 / max(fraction, 1e-3), 1.0), 10_000.0)
         self.call("spec_acquire_dark", scans=10)
         self.call("spec_acquire_reference", scans=10)
-        self._fresh_tip()
-        self.call("lh_transfer", **with_tip(self.channel, self.unknown, "cuvette", ul(sample_ul)))
-        self.call("lh_mix", items=one(self.channel, "cuvette", ul(250)), cycles=8)
-        self._drop()
+        self.call("lh_pick_up_tips", tip_rack=TIPS, channels=[0])
+        self.call("lh_transfer", **with_tip(0, self.unknown, "cuvette", ul(sample_ul)))
+        self.call("lh_mix", items=one(0, "cuvette", ul(250)), cycles=8)
+        self.call("lh_drop_tips", channels=[0])
         spectrum = self.call("spec_measure_absorbance", scans=10)
         full = self.lab.data(spectrum["data"])
         cuvette_um = spectrum["peak_absorbance"] / TARTRAZINE_EPSILON * 1e6  # 1 cm path
         return {**spectrum, "full": full}, cuvette_um * (blank_ul + sample_ul) / sample_ul
 
 
-def _plate_wells(unknown_columns: int) -> list[str]:
-    """The wells in use: the standards and blanks, and the unknown's first columns."""
-    standards = [f"{r}{c}" for r in REPLICATE_ROWS for c in range(1, STEPS + 2)]
-    unknowns = [f"{r}{c}" for r in UNKNOWN_ROWS for c in range(1, unknown_columns + 1)]
-    return standards + unknowns
-
-
 def _brief(arguments: dict[str, Any]) -> str:
-    parts = []
-    for key, value in arguments.items():
-        if isinstance(value, dict) and set(value) == {"value", "unit"}:
-            text = f"{value['value']:g} {value['unit']}"
-        elif isinstance(value, list) and len(value) > 4:
-            text = f"[{len(value)} items]"
-        else:
-            text = repr(value)
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
+    """A call's arguments as the transcript shows them."""
+    return ", ".join(f"{key}={_argument(value)}" for key, value in arguments.items())
+
+
+def _argument(value: Any) -> str:
+    """Quantities as '5 microliter'; a list of one item in full, longer ones by their length."""
+    if isinstance(value, dict) and set(value) == {"value", "unit"}:
+        return f"{value['value']:g} {value['unit']}"
+    if isinstance(value, dict):
+        return "{" + _brief(value) + "}"
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return f"[{_argument(value[0])}]" if len(value) == 1 else f"[{len(value)} items]"
+    if isinstance(value, list) and len(value) > 4:
+        return f"[{len(value)} items]"
+    return repr(value)
 
 
 def _brief_result(result: ToolResult) -> str:

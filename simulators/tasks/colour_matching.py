@@ -21,10 +21,11 @@ import numpy as np
 from typing_extensions import TypedDict
 
 from labtools.errors import UnknownResource, brief
+from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
-from labtools.simulators.tasks.scripting import Call, caller, nm, nnls, one, ul, with_tip
+from labtools.simulators.tasks.scripting import Call, batch, caller, nm, nnls, site_of
 from labtools.simulators.world import Mixture, World
 from labtools.tool import Arg, tool
 
@@ -49,12 +50,30 @@ RECIPE_UL = (8.0, 40.0)
 #: reads within a plate reader's accurate range (physics reference §4: best below ~2 OD)
 PEAK_MAX_OD = 1.8
 #: the score's scale s: an RMSE of 0.02 OD costs a factor e^−1. A careful protocol (stock
-#: spectra, a fit, one correction: :meth:`ColourMatching.expert`) lands at 0.005 OD on
-#: average and within 0.011 OD on evaluation seeds 0–49; 0.02 OD is twice the plate
+#: spectra, a fit, the mix read and topped up: :meth:`ColourMatching.expert`) lands at
+#: 0.003 OD on average and within 0.008 OD on evaluation seeds 0–49; 0.02 OD is twice the plate
 #: reader's ±0.010 OD accuracy floor [physics reference §4], so a mix the reader cannot tell
 #: from the target keeps most of the reward, while a mix off by 10 % of a 1 OD band
 #: (≈ 0.05 OD RMSE) keeps under a tenth
 SCALE_OD = 0.02
+#: µL of each stock in its 200 µL working dilution (1:10, ≈ 0.75 OD at the dye's peak): its
+#: spectrum is the fit's basis, and it tops the mix up by volumes ten times those of stock,
+#: whose absolute pipetting error (≈ 0.1–0.2 µL) then weighs a tenth as much
+BASIS_UL = 20.0
+DILUTION_FACTOR = WELL_UL / BASIS_UL
+#: µL of brilliant blue stock (100 µM) in the opaque well: > 6 OD over 600–660 nm, so the reader
+#: sees only its stray light there (its ceiling, −log10 s ≈ 3.3–4 OD: physics reference §4)
+OPAQUE_UL = 300.0
+OPAQUE_POINTS = 4  # the opaque well's highest readings averaged for the ceiling
+#: the first mix holds (1 − MARGIN) of each fitted volume less MARGIN_UL: a channel's bias
+#: (SD ≈ 0.5 µL) and the reading's errors then leave every dye short rather than in excess (a
+#: top-up cannot take dye out), and the top-ups add what is missing
+MARGIN = 0.05
+MARGIN_UL = 1.0
+TOP_UPS = 2  # read, top up; read, top up
+DILUTION_WELLS = tuple(f"plate_1:A{i + 1}" for i in range(len(DYES)))  # one per dye, in order
+OPAQUE_WELL = "plate_1:A5"
+MIX_WELL = "plate_1:A6"
 #: peak wavelengths (nm) a chemist looks up for the naive protocol [physics reference §8]
 LITERATURE_PEAK_NM = {
     "tartrazine": 426.0,
@@ -65,6 +84,8 @@ LITERATURE_PEAK_NM = {
 #: a well of the plates, matched whole (``fullmatch``: no trailing newline slips through)
 _WELL = re.compile(rf"({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])")
 _TARGET = re.compile(r"\{[^{}]*\}")
+#: one transfer of a batch: source, destination, µL
+Move = tuple[str, str, float]
 
 
 class Submitted(TypedDict):
@@ -79,7 +100,7 @@ class ColourMatching(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.00041, expert=0.7977, seeds="1000-1049")
+    anchors = Anchors(naive=0.00041, expert=0.8843, seeds="1000-1049")
 
     def __init__(self) -> None:
         super().__init__()
@@ -170,47 +191,30 @@ class ColourMatching(Task):
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
-        """Read the empty wells (each well's own optical offset), then each stock's spectrum;
-        fit the target by non-negative least squares; mix, read, correct once from the
-        reading; submit the mix that reads closer to the target."""
+        """Read the empty wells (each well's own optical offset). Make each stock's 1:10
+        working dilution and an opaque well of brilliant blue stock, and read them: the
+        dilutions' spectra are the fit's basis; the opaque well gives the reader's stray
+        light, which every reading is corrected for. Fit the target by non-negative least
+        squares; mix a little less of each stock than the fit asks; then, twice, read the mix
+        and top it up from the working dilutions by what the reading shows missing
+        (non-negative least squares again). Submit the mix."""
         call = caller(session)
         target = target_of(session.observation()["task"])
-        home = _home(call("lh_get_deck"), "plate_1")
-        basis_ul = 20.0
-        dye_wells = {dye: f"A{i + 1}" for i, dye in enumerate(DYES)}
-        mix_wells = ("A5", "A6")
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        empty = _read(call, [*dye_wells.values(), *mix_wells])
-        call("lh_move_plate", plate="plate_1", destination=home)
-        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
-        call("lh_aspirate", items=one(0, WATER, ul(4 * (WELL_UL - basis_ul))))
-        for well in dye_wells.values():
-            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(WELL_UL - basis_ul)))
-        call("lh_drop_tips", channels=[0])
-        for dye, well in dye_wells.items():
-            _transfer(call, STOCKS[dye], f"plate_1:{well}", basis_ul)
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        spectra = _read(call, list(dye_wells.values()))
-        # water absorbs nothing measurable at 400–700 nm: the liquid's absorbance is the
-        # reading less the empty well's
-        basis = np.column_stack([(spectra[w] - empty[w]) / basis_ul for w in dye_wells.values()])
-        volumes = nnls(basis, target)
-        volumes[volumes < 1.0] = 0.0  # below the tip's smallest volume: leave that dye out
-        best_well, best_rmse = "", math.inf
-        measured: np.ndarray | None = None
-        for well in mix_wells:
-            if measured is not None:  # correct by what the reading shows missing or in excess
-                active = volumes > 0
-                delta, *_ = np.linalg.lstsq(basis[:, active], target - measured, rcond=None)
-                volumes[active] = np.maximum(volumes[active] + delta, 1.0)
-            call("lh_move_plate", plate="plate_1", destination=home)
-            _mix(call, volumes, f"plate_1:{well}")
-            call("lh_move_plate", plate="plate_1", destination="reader")
-            measured = _read(call, [well])[well] - empty[well]
-            rmse = float(np.sqrt(np.mean((measured - target) ** 2)))
-            if rmse < best_rmse:
-                best_well, best_rmse = well, rmse
-        call("submit_colour_matching", well=f"plate_1:{best_well}")
+        home = site_of(call("lh_get_deck"), "plate_1")
+        empty = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL, MIX_WELL])
+        working, stray = _working_dilutions(call, home, empty)
+        volumes = nnls(working * DILUTION_FACTOR, target)  # µL of each stock
+        first = np.maximum(volumes * (1.0 - MARGIN) - MARGIN_UL, 0.0)
+        first[first < 1.0] = 0.0  # below the tip's smallest volume: left to the top-ups
+        topped = DILUTION_FACTOR * float((volumes - first).sum())  # µL the top-ups should add
+        _pipette(call, home, _mix(first, MIX_WELL, WELL_UL - topped), tips="new")
+        for _ in range(TOP_UPS):
+            reading = _measure(call, [MIX_WELL])[MIX_WELL]
+            moves = _top_up(working, target - _liquid(reading, empty[MIX_WELL], stray))
+            if not moves:
+                break
+            _pipette(call, home, moves, tips="new")
+        call("submit_colour_matching", well=MIX_WELL)
 
     def naive(self, session: Session) -> None:
         """Equal parts of the two dyes whose literature peaks lie nearest the target's peak,
@@ -220,7 +224,7 @@ class ColourMatching(Task):
         peak = float(WAVELENGTHS_NM[int(np.argmax(target))])
         nearest = sorted(DYES, key=lambda d: abs(LITERATURE_PEAK_NM[d] - peak))[:2]
         volumes = np.array([20.0 if dye in nearest else 0.0 for dye in DYES])
-        _mix(call, volumes, "plate_1:A1")
+        call("lh_transfer", **_batch(_mix(volumes, "plate_1:A1", WELL_UL), tips="new"))
         call("submit_colour_matching", well="plate_1:A1")
 
 
@@ -250,34 +254,83 @@ def _mixture(world: World, recipe: dict[str, float]) -> Mixture:
     return mix
 
 
-def _home(deck: dict[str, Any], plate: str) -> str:
-    return next(lw["location"] for lw in deck["labware"] if lw["name"] == plate)
+def _batch(moves: list[Move], tips: TipPolicy) -> dict[str, Any]:
+    """``lh_transfer`` arguments: ``moves`` in order on channel 0, so that every volume of a
+    stock, dilution and mix comes from the same channel."""
+    return batch(moves, tips, channels=[0])
 
 
-def _transfer(call: Call, source: str, destination: str, volume: float) -> None:
-    call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-    call("lh_transfer", **with_tip(0, source, destination, ul(volume)))
-    call("lh_drop_tips", channels=[0])
+def _pipette(call: Call, home: str, transfers: list[Move], tips: TipPolicy) -> None:
+    """Bring plate_1 back to ``home`` from the reader and run ``transfers``."""
+    call("lh_move_plate", plate="plate_1", destination=home)
+    call("lh_transfer", **_batch(transfers, tips))
 
 
-def _mix(call: Call, volumes: np.ndarray, well: str) -> None:
-    """Water to 200 µL, then ``volumes`` (µL, in :data:`DYES` order) of the stocks."""
-    water = WELL_UL - float(volumes.sum())
-    if water >= 1.0:
-        _transfer(call, WATER, well, water)
-    for dye, volume in zip(DYES, volumes, strict=True):
-        if volume > 0:
-            _transfer(call, STOCKS[dye], well, float(volume))
+def _mix(volumes: np.ndarray, well: str, total: float) -> list[Move]:
+    """Water to ``total`` µL, then ``volumes`` (µL, in :data:`DYES` order) of the stocks."""
+    water = total - float(volumes.sum())
+    moves = [(WATER, well, water)] if water >= 1.0 else []
+    return moves + [
+        (STOCKS[dye], well, float(v)) for dye, v in zip(DYES, volumes, strict=True) if v > 0
+    ]
 
 
-def _read(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
-    """Spectra of ``wells`` of plate_1 at :data:`WAVELENGTHS_NM` (OD)."""
+def _measure(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
+    """Move plate_1 into the reader and read the spectra of ``wells`` ('plate_1:A1', …) at
+    :data:`WAVELENGTHS_NM` (OD)."""
+    call("lh_move_plate", plate="plate_1", destination="reader")
     data = call(
         "reader_read_absorbance_spectrum",
         plate="plate_1",
-        wells=wells,
+        wells=[w.partition(":")[2] for w in wells],
         start=nm(WAVELENGTHS_NM[0]),
         stop=nm(WAVELENGTHS_NM[-1]),
         step=nm(10),
     )
-    return {w: np.array(v, dtype=float) for w, v in data["values"].items()}
+    return {f"plate_1:{w}": np.array(v, dtype=float) for w, v in data["values"].items()}
+
+
+def _working_dilutions(
+    call: Call, home: str, empty: dict[str, np.ndarray]
+) -> tuple[np.ndarray, float]:
+    """Make the working dilutions (:data:`DILUTION_WELLS`, in :data:`DYES` order) and the opaque
+    well, and read them: each dilution's absorbance per µL of it (OD/µL, wavelengths × dyes)
+    and the reader's stray-light fraction."""
+    water = [(WATER, well, WELL_UL - BASIS_UL) for well in DILUTION_WELLS]
+    stocks = [(STOCKS[d], well, BASIS_UL) for d, well in zip(DYES, DILUTION_WELLS, strict=True)]
+    opaque = (STOCKS["brilliant_blue"], OPAQUE_WELL, OPAQUE_UL)
+    _pipette(call, home, [*water, *stocks, opaque], tips="per_source")
+    read = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL])
+    stray = _stray_light(read[OPAQUE_WELL])
+    working = [_liquid(read[well], empty[well], stray) / WELL_UL for well in DILUTION_WELLS]
+    return np.column_stack(working), stray
+
+
+def _top_up(working: np.ndarray, missing: np.ndarray) -> list[Move]:
+    """Transfers of the working dilutions into the mix that best make up ``missing`` (OD at
+    :data:`WAVELENGTHS_NM`), none in excess; volumes below the tip's 1 µL left out."""
+    volumes = nnls(working, missing)  # µL of each working dilution
+    return [
+        (well, MIX_WELL, float(v))
+        for well, v in zip(DILUTION_WELLS, volumes, strict=True)
+        if v >= 1.0
+    ]
+
+
+def _stray_light(opaque: np.ndarray) -> float:
+    """The reader's stray-light fraction s from an opaque well's spectrum: where no light
+    gets through the liquid, the reading is −log10(s / (1 + s)); the top readings' mean."""
+    ceiling = float(np.mean(np.sort(opaque)[-OPAQUE_POINTS:]))
+    transmitted = 10.0**-ceiling
+    return transmitted / (1.0 - transmitted)
+
+
+def _liquid(reading: np.ndarray, empty: np.ndarray, stray: float) -> np.ndarray:
+    """The liquid's absorbance (OD): the well's reading less its empty reading, each first
+    corrected for stray light s (T = T_read · (1 + s) − s). Water absorbs nothing measurable
+    at 400–700 nm: this is the dyes' absorbance."""
+
+    def true_od(od: np.ndarray) -> np.ndarray:
+        return -np.log10(10.0**-od * (1.0 + stray) - stray)
+
+    return true_od(reading) - true_od(empty)

@@ -111,7 +111,7 @@ class EnzymeKinetics(Task):
     budget = Budget(calls=400, tips=80, reagent_ul=12_000, wells=96, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0031, expert=0.9817, seeds="1000-1049")
+    anchors = Anchors(naive=0.0031, expert=0.9905, seeds="1000-1049")
     limits = KineticsLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
@@ -151,8 +151,9 @@ class EnzymeKinetics(Task):
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
-        """Pilot scan, refined design around it, standards, pre-reads, kinetic read, weighted
-        Michaelis–Menten fit (:mod:`labtools.simulators.tasks.kinetics_expert`)."""
+        """Pilot scan, refined design around it (serial dilutions), standards, pre-read, one
+        kinetic read of all wells, weighted Michaelis–Menten fit, pipetted in batches over
+        all channels (:mod:`labtools.simulators.tasks.kinetics_expert`)."""
         assay = Assay(session)
         est = kinetics_expert(assay)
         assay.call(f"submit_{self.id}", km=_molar(est.km), kcat=_per_s(est.kcat))
@@ -174,7 +175,7 @@ class EnzymeInhibition(Task):
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0002, expert=0.9730, seeds="1000-1049")
+    anchors = Anchors(naive=0.0002, expert=0.9816, seeds="1000-1049")
     limits = KineticsLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
@@ -316,7 +317,7 @@ def _naive_kcat(assay: Assay, *, inhibitor: bool) -> Any:
     if inhibitor:
         parts = [("buffer", 40.0), ("pnpp", 100.0), ("inhibitor", 20.0), ("enzyme", 20.0)]
         wells.append(Well("plate_1:A2", [(assay.stock[k], v) for k, v in parts]))
-    _, series, _ = assay.run(wells, [assay.stock["enzyme"]], order=[], interval_s=600.0, reads=2)
+    series = assay.run(wells, read_s=600.0).series
     ends = [float(series[w.well][-1]) for w in wells]
     ends = [e if math.isfinite(e) else 4.0 for e in ends]  # a saturated well reads "high"
     kcat = max(ends[0], 1e-3) / PNP_EPSILON_405 / 600.0 / e_well  # path taken as 1 cm

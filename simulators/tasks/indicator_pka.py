@@ -17,15 +17,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.simulators.tasks.pka_fit import fit_pka, rss_profile
-from labtools.simulators.tasks.scripting import Call, caller, nm, one, ul, with_tip
+from labtools.simulators.tasks.pka_fit import pka_posterior
+from labtools.simulators.tasks.scripting import Call, batch, caller, nm, one, site_of, ul, with_tip
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world.hidden_species import MysteryIndicator
 from labtools.tool import Arg, tool
@@ -43,6 +43,9 @@ SCALE = 0.1
 WELL_UL = 200.0
 INDICATOR_UL = 20.0  # 20 µM in the well: 0.1–0.9 OD at either form's peak
 READ_NM = (380.0, 660.0, 10.0)  # covers both forms' peaks (400–640 nm); 29 points
+ROWS = "ABCD"  # each buffer in quadruplicate, one column per buffer
+#: wells per spectrum read: 20 × 29 values, within the 600 the reader returns inline
+READ_WELLS = 20
 _PH_LABEL = re.compile(r"pH (\d+(?:\.\d+)?) ±(\d+(?:\.\d+)?)")
 
 
@@ -60,7 +63,7 @@ class IndicatorPka(Task):
     budget = Budget(calls=150, tips=40, reagent_ul=8000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.2097, expert=0.9057, seeds="1000-1049")
+    anchors = Anchors(naive=0.2097, expert=0.9268, seeds="1000-1049")
     config = "labtools.simulators:indicator_pka.toml"
     limits = PkaLimits()
 
@@ -111,47 +114,29 @@ class IndicatorPka(Task):
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
-        """Each well read empty, then 180 µL of each buffer in duplicate (rows A and B, a fresh
-        tip per buffer) and 20 µL of indicator from one tip; spectra 380–660 nm; a global
-        two-form fit of every well and wavelength (pKa, both form spectra, each well's
-        relative amount); the uncertainty combines the fit's with the buffers' stated ±."""
+        """Each well read empty; 180 µL of each buffer in quadruplicate (rows A–D, one column
+        per buffer; a fresh tip whenever a channel changes buffer), then 20 µL of indicator
+        into every well from one channel and one tip, so that the amounts differ only by that
+        channel's scatter; spectra 380–660 nm; a global two-form fit of every well and
+        wavelength (pKa, both form spectra, each buffer's real pH within its label's ±, each
+        well's amount within the replicates' scatter): the pKa and its uncertainty from that
+        posterior."""
         call = caller(session)
         deck = call("lh_get_deck")
         buffers = buffers_of(deck["labels"])
-        home = _home(deck, "plate_1")
-        column = {source: str(i + 1) for i, (source, _, _) in enumerate(buffers)}
-        wells = [f"{row}{column[source]}" for row in "AB" for source, _, _ in buffers]
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        empty = _read(call, wells)
-        call("lh_move_plate", plate="plate_1", destination=home)
-        for start in range(0, len(buffers), 8):  # eight channels: a fresh tip per buffer
-            group = buffers[start : start + 8]
-            channels = list(range(len(group)))
-            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=channels)
-            for channel, (source, _, _) in zip(channels, group, strict=True):
-                for row in "AB":
-                    call(
-                        "lh_transfer",
-                        **with_tip(
-                            channel,
-                            source,
-                            f"plate_1:{row}{column[source]}",
-                            ul(WELL_UL - INDICATOR_UL),
-                        ),
-                    )
-            call("lh_drop_tips", channels=channels)
-        # one aspiration, a dispense per well, a spare 20 µL left in the tip
-        call("lh_pick_up_tips", tip_rack="tips_1000ul", channels=[0])
-        call("lh_aspirate", items=one(0, INDICATOR, ul(INDICATOR_UL * (len(wells) + 1))))
-        for well in wells:
-            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(INDICATOR_UL)))
-        call("lh_drop_tips", channels=[0])
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        filled = _read(call, wells)
+        sources = _layout(buffers, len(deck["channels"]))
+        wells = list(sources)
+        empty = _measure(call, wells)
+        call("lh_move_plate", plate="plate_1", destination=site_of(deck, "plate_1"))
+        fills = [(sources[w], f"plate_1:{w}", WELL_UL - INDICATOR_UL) for w in wells]
+        call("lh_transfer", **batch(fills, "per_source", channels=[]))
+        doses = [(INDICATOR, f"plate_1:{w}", INDICATOR_UL) for w in wells]
+        call("lh_transfer", **batch(doses, "reuse", channels=[0]))
+        filled = _measure(call, wells)
         spectra = np.array([filled[w] - empty[w] for w in wells])
-        labelled = {column[source]: (ph, sd) for source, ph, sd in buffers}
-        ph, sd = (np.array([labelled[w[1:]][i] for w in wells]) for i in (0, 1))
-        pka, sigma = estimate(spectra, ph, sd)
+        labelled = {source: (ph, sd) for source, ph, sd in buffers}
+        ph, sd = (np.array([labelled[sources[w]][i] for w in wells]) for i in (0, 1))
+        pka, sigma = pka_posterior(spectra, ph, sd)
         call("submit_indicator_pka", pka=round(pka, 4), uncertainty=round(sigma, 4))
 
     def naive(self, session: Session) -> None:
@@ -177,31 +162,6 @@ class IndicatorPka(Task):
         values = np.array([od["values"][w] for w in wells])
         ph = np.array([p for _, p, _ in buffers])
         call("submit_indicator_pka", pka=round(_half_max_ph(ph, values), 4), uncertainty=0.5)
-
-
-def estimate(spectra: np.ndarray, ph: np.ndarray, sd: np.ndarray) -> tuple[float, float]:
-    """The pKa of blanked ``spectra`` (wells × wavelengths) at labelled ``ph`` and its standard
-    uncertainty: the fit's own (from the residuals and the curvature of the RSS in pKa)
-    combined with the buffers' stated ``sd``, propagated by re-fitting with each buffer's pH
-    moved by its sd (wells of one buffer move together)."""
-    fit = fit_pka(spectra, ph)
-    scaled = spectra / fit.scales[:, None]
-    h = 0.01
-    rss = rss_profile(scaled, ph, np.array([fit.pka - h, fit.pka, fit.pka + h]))
-    curvature = (rss[0] - 2 * rss[1] + rss[2]) / h**2
-    points, params = spectra.size, 2 * spectra.shape[1] + ph.size
-    variance = rss[1] / max(points - params, 1)
-    fit_var = 2.0 * variance / curvature if curvature > 0 else 1.0
-    bounds = (fit.pka - 0.5, fit.pka + 0.5)
-
-    def quick(levels: np.ndarray) -> float:  # a faster fit, the same for every pH set
-        return fit_pka(spectra, levels, bounds=bounds, step=0.01, scale_rounds=1).pka
-
-    unmoved = quick(ph)
-    ph_var = 0.0
-    for level in np.unique(ph):
-        ph_var += (quick(np.where(ph == level, ph + sd[ph == level][0], ph)) - unmoved) ** 2
-    return fit.pka, math.sqrt(fit_var + ph_var)
 
 
 def buffers_of(labels: dict[str, str]) -> list[tuple[str, float, float]]:
@@ -232,19 +192,32 @@ def _indicator(lab: Lab) -> MysteryIndicator:
     return component
 
 
-def _home(deck: dict[str, Any], plate: str) -> str:
-    return next(lw["location"] for lw in deck["labware"] if lw["name"] == plate)
+def _layout(buffers: list[tuple[str, float, float]], channels: int) -> dict[str, str]:
+    """Well → buffer: buffer ``k`` in column ``k + 1``, one well per row of :data:`ROWS`; in
+    the order that lets each of the ``channels`` keep to one buffer, row after row."""
+    column = {source: str(i + 1) for i, (source, _, _) in enumerate(buffers)}
+    return {
+        f"{row}{column[source]}": source
+        for start in range(0, len(buffers), channels)
+        for row in ROWS
+        for source, _, _ in buffers[start : start + channels]
+    }
 
 
-def _read(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
-    """Spectra of ``wells`` of plate_1 at :data:`READ_NM` (OD)."""
+def _measure(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
+    """Move plate_1 into the reader and read the spectra of ``wells`` at :data:`READ_NM` (OD),
+    :data:`READ_WELLS` at a time."""
     start, stop, step = READ_NM
-    data = call(
-        "reader_read_absorbance_spectrum",
-        plate="plate_1",
-        wells=wells,
-        start=nm(start),
-        stop=nm(stop),
-        step=nm(step),
-    )
-    return {w: np.array(v, dtype=float) for w, v in data["values"].items()}
+    call("lh_move_plate", plate="plate_1", destination="reader")
+    spectra: dict[str, np.ndarray] = {}
+    for first in range(0, len(wells), READ_WELLS):
+        data = call(
+            "reader_read_absorbance_spectrum",
+            plate="plate_1",
+            wells=wells[first : first + READ_WELLS],
+            start=nm(start),
+            stop=nm(stop),
+            step=nm(step),
+        )
+        spectra.update({w: np.array(v, dtype=float) for w, v in data["values"].items()})
+    return spectra

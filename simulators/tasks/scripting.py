@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from labtools.demo.protocol import Call, one, with_tip
+from labtools.demo.protocol import Call, batch, one, with_tip
 from labtools.session import Session
 from labtools.units import QuantityJSON, qty
 
-__all__ = ["Call", "caller", "nm", "nnls", "one", "ul", "with_tip"]
+__all__ = ["Call", "batch", "caller", "nm", "nnls", "one", "site_of", "ul", "with_tip"]
 
 
 def caller(session: Session) -> Call:
@@ -22,6 +22,11 @@ def caller(session: Session) -> Call:
         return session.call_tool(name, arguments).unwrap()
 
     return call
+
+
+def site_of(deck: dict[str, Any], plate: str) -> str:
+    """Where ``plate`` stands in an ``lh_get_deck`` result (its deck site)."""
+    return next(lw["location"] for lw in deck["labware"] if lw["name"] == plate)
 
 
 def ul(value: float) -> QuantityJSON:

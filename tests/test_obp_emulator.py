@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -39,11 +40,20 @@ def ask(
     return decode(out) if out else None
 
 
+def test_the_serial_number_is_drawn_per_seed_and_never_is_the_seed() -> None:
+    """An agent reading the serial must not learn which world it is in."""
+    serials = {seed: make(seed=seed).serial_number for seed in range(40)}
+    assert make(seed=7).serial_number == serials[7]  # same seed, same device
+    assert len(set(serials.values())) > 35  # 100,000 numbers: a few collisions at most
+    assert all(not serial.endswith(f"{seed:05d}") for seed, serial in serials.items())
+
+
 def test_queries_answer_with_data() -> None:
     emulator = make(seed=42)
     serial = ask(emulator, m.GET_SERIAL_NUMBER)
     assert serial.flags == Flag.RESPONSE
-    assert m.GET_SERIAL_NUMBER.reply.unpack(serial.data) == "FLMS00042"
+    number = m.GET_SERIAL_NUMBER.reply.unpack(serial.data)
+    assert re.fullmatch(r"FLMS\d{5}", number) and number == emulator.serial_number
     count = ask(emulator, m.GET_WAVELENGTH_COEFFICIENT_COUNT)
     assert m.GET_WAVELENGTH_COEFFICIENT_COUNT.reply.unpack(count.data) == 4
     c1 = ask(emulator, m.GET_WAVELENGTH_COEFFICIENT, 1)

@@ -50,7 +50,7 @@ def test_absorbance_over_tcp(server: OBPSocketServer, world: World, kind: str) -
     with Lab([spec]) as lab:
         data = measure_tartrazine(lab, world)
         assert isinstance(spec.transport, SerialTransport if kind == "pyserial" else VisaTransport)
-        assert spec.serial_number == "FLMS00007"
+        assert spec.serial_number == server.emulator.serial_number
     assert spec.transport is None  # closed by the lab
     # 20 µM × 28,321 M⁻¹cm⁻¹ × 1 cm ≈ 0.57 at ~426 nm; the compact bins average ±5 nm
     compact = dict(zip(data["wavelengths"], data["absorbance"], strict=True))

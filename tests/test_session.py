@@ -19,6 +19,7 @@ from labtools.session.replay import replay
 from labtools.simulators.tasks.dye_quantification import DyeQuantification
 
 TASK = "dye_quantification"
+DYE_NAMES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,7 @@ def test_an_episode_journal_replays_exactly(tmp_path) -> None:
 
 
 def test_gymnasium_adapter_passes_the_env_checker() -> None:
+    from gymnasium.error import ResetNeeded
     from gymnasium.utils.env_checker import check_env
 
     from labtools.session.gym import LabEnv
@@ -121,10 +123,21 @@ def test_gymnasium_adapter_passes_the_env_checker() -> None:
     env = LabEnv(TASK)
     check_env(env, skip_render_check=True)
     observation, info = env.reset(seed=2)
-    assert json.loads(observation)["tools"] and info["episode_id"]
+    tools = json.loads(observation)["tools"]
+    assert info["episode_id"] and {t["name"] for t in tools} == set(env.session.tool_names())
+    assert all(t["description"] and t["input_schema"]["type"] == "object" for t in tools)
     text, reward, terminated, truncated, _ = env.step("not json")
     assert json.loads(text)["error"]["code"] == "invalid_arguments" and reward == 0
     assert not terminated and not truncated
+    zero = {"value": 0, "unit": "micromolar"}
+    submit = {"concentrations": {d: zero for d in DYE_NAMES}}
+    _, reward, terminated, _, _ = env.step(
+        json.dumps({"tool": "submit_dye_quantification", "arguments": submit})
+    )
+    assert terminated
+    with pytest.raises(ResetNeeded, match="ended"):  # no second reward, no penalty either
+        env.step(json.dumps({"tool": "lh_get_deck", "arguments": {}}))
+    assert env.session.score().total == reward and env.session.usage.calls == 2
     env.close()
 
 
@@ -195,7 +208,8 @@ def test_rollout_with_a_provider_sdk_against_a_scripted_endpoint() -> None:
     with ScriptedEndpoint([turn, final]) as endpoint, Session(TASK) as session:
         client = anthropic.Anthropic(base_url=endpoint.url, api_key="x", max_retries=0)
         run, reward = rollout(client, "m", session, seed=9, provider="anthropic")
-    assert run.final_text == "Submitted." and session.terminated
+    assert run.stopped == "ended" and run.turns == 1 and session.terminated
+    assert len(endpoint.requests) == 1  # no turn after the submission
     assert reward.total == 0.0  # all-zero answer: every present dye missed
     prompt = endpoint.requests[0]["body"]["messages"][0]["content"]
     assert prompt.startswith("The container reservoir:A10")

@@ -67,4 +67,4 @@ def run_agent(
         messages.extend(({"role": "assistant", "content": content}, reply))
         return calls, None
 
-    return run_turns(turn, max_turns)
+    return run_turns(turn, max_turns, lab)

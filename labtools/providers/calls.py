@@ -31,7 +31,9 @@ class AgentRun:
     final_text: str | None = None
     turns: int = 0
     calls: list[ToolCall] = field(default_factory=list)
-    stopped: str = "answer"  # "answer" (the model stopped calling tools) or "max_turns"
+    #: "answer" (the model stopped calling tools), "ended" (the host's episode is over: a
+    #: session that was submitted or ran out of budget) or "max_turns"
+    stopped: str = "answer"
 
 
 #: one model turn: the calls it made (run, and their results already in the conversation), and
@@ -39,9 +41,10 @@ class AgentRun:
 Turn = tuple[list[ToolCall], str | None]
 
 
-def run_turns(turn: Callable[[], Turn], max_turns: int) -> AgentRun:
+def run_turns(turn: Callable[[], Turn], max_turns: int, lab: ToolHost) -> AgentRun:
     """The agent loop every provider runs: call ``turn`` until the model answers without
-    calling a tool, or ``max_turns`` turns have been taken."""
+    calling a tool, ``lab``'s episode is over (``lab.done``, a session's), or ``max_turns``
+    turns have been taken."""
     run = AgentRun()
     while run.turns < max_turns:
         run.turns += 1
@@ -49,6 +52,9 @@ def run_turns(turn: Callable[[], Turn], max_turns: int) -> AgentRun:
         run.calls += calls
         if not calls:
             run.final_text = text
+            return run
+        if getattr(lab, "done", False):
+            run.stopped = "ended"
             return run
     run.stopped = "max_turns"
     return run

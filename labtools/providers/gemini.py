@@ -71,7 +71,7 @@ def run_agent(
         contents.extend((response.candidates[0].content, reply))
         return calls, None
 
-    return run_turns(turn, max_turns)
+    return run_turns(turn, max_turns, lab)
 
 
 def _text(response: Any) -> str:

@@ -84,7 +84,7 @@ def _run_responses(
         items.extend(outputs)
         return calls, None
 
-    return run_turns(turn, max_turns)
+    return run_turns(turn, max_turns, lab)
 
 
 def _run_chat(
@@ -104,4 +104,4 @@ def _run_chat(
         messages.extend(replies)
         return calls, None
 
-    return run_turns(turn, max_turns)
+    return run_turns(turn, max_turns, lab)

@@ -1,9 +1,10 @@
 """A Gymnasium ``Env`` over a session: text in, text out, the reward at the end.
 
 An action is a JSON tool call ``{"tool": name, "arguments": {...}}``; the observation after
-``reset`` is the task (statement, tools, budget) and after each step the call's result, both as
-ASCII JSON text. The reward is 0 until the episode terminates (submission) or is truncated
-(budget), then the session's score. Needs ``gymnasium`` (the ``gym`` extra).
+``reset`` is the task (statement, budget, and every tool with its description and input
+schema) and after each step the call's result, both as ASCII JSON text. The reward is 0 until
+the episode terminates (submission) or is truncated (budget), then the session's score; a step
+after that raises :class:`gymnasium.error.ResetNeeded`. Needs ``gymnasium`` (the ``gym`` extra).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import gymnasium
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 
 from labtools.errors import InvalidArguments
 from labtools.result import ToolResult
@@ -42,9 +44,16 @@ class LabEnv(gymnasium.Env[str, str]):
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
         task = (options or {}).get("task")
         observation = self.session.reset(episode_seed, task=task)
+        observation["tools"] = self.session.tools("json-schema")
         return _text(observation), {"episode_id": self.session.episode_id}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.session.done or self.session.episode_id is None:
+            raise ResetNeeded(
+                "the episode has ended: call reset()"
+                if self.session.done
+                else "call reset() before step()"
+            )
         try:
             call = json.loads(action)
             if not isinstance(call, dict) or set(call) != {"tool", "arguments"}:

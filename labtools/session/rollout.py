@@ -25,13 +25,16 @@ def rollout(
     *,
     seed: int,
     provider: str = "anthropic",
-    max_turns: int = 40,
+    max_turns: int | None = None,
 ) -> tuple[AgentRun, Reward]:
     """Reset ``session`` to ``seed``, let ``model`` work on the task through ``provider``'s loop
     (``"openai"``, ``"anthropic"`` or ``"gemini"``; ``client`` is that SDK's client), and
-    return the run and the reward."""
+    return the run and the reward. ``max_turns``: model turns allowed; by default the task's
+    call budget (each turn makes at least one call, so the budget ends the episode first)."""
     loop = importlib.import_module(f"labtools.providers.{provider}")
     observation = session.reset(seed)
+    if max_turns is None:
+        max_turns = session.task.budget.calls
     extra = {"instructions": _INSTRUCTIONS} if provider == "openai" else {"system": _INSTRUCTIONS}
     run = loop.run_agent(client, model, session, observation["task"], max_turns, **extra)
     return run, session.score()

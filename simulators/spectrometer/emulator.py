@@ -84,6 +84,7 @@ class OBPEmulator:
             float(c) for c in np.asarray(self.profile.coefficients, dtype=np.float32)
         )
         self._serial_given = serial_number
+        self._serial_stream = world.stream(f"{name}/serial")
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet[OBPSession] = weakref.WeakSet()
         self._power_on()
@@ -107,10 +108,11 @@ class OBPEmulator:
 
     def _power_on(self) -> None:
         """The device as switched on: default settings, nothing pending on any connection, and
-        the serial number of the world's seed. Runs again when the world is reset."""
+        a serial number drawn from its own stream (the seed's, never the seed: it must not tell
+        an agent which world it is in). Runs again when the world is reset."""
         with self._lock:
-            prefix = self.profile.serial_prefix
-            self.serial_number = self._serial_given or f"{prefix}{self.world.seed:05d}"[:16]
+            drawn = f"{self.profile.serial_prefix}{int(self._serial_stream.integers(100_000)):05d}"
+            self.serial_number = self._serial_given or drawn
             self.integration_us = self.profile.default_integration_us
             self.scans_to_average = 1
             self.lamp_on = True

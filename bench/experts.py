@@ -21,7 +21,7 @@ from typing import Any
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session import Session
-from labtools.session.evaluate import run_episode
+from labtools.session.evaluate import CALIBRATION_SECRET, run_episode
 from labtools.session.registry import task_ids
 
 SEEDS = range(1000, 1050)
@@ -57,7 +57,7 @@ def _compact(value: Any) -> int:
 
 def cost(task: str, seeds: range = SEEDS) -> Cost:
     """The expert's mean cost per episode over ``seeds``."""
-    session = Session(task)
+    session = Session(task, secret=CALIBRATION_SECRET)
     exchanged = [0]
     acall = session.acall_tool
 

@@ -92,14 +92,18 @@ def test_nothing_the_agent_sees_reveals_hidden_truth(task: str, agent: str) -> N
 
 
 def test_an_episode_journal_replays_exactly(tmp_path) -> None:
-    with Session(TASK, journal_dir=tmp_path) as session:
+    with Session(TASK, secret="replayed", journal_dir=tmp_path) as session:
         session.reset(5)
         session.task.expert(session)
         path = tmp_path / f"{session.episode_id}.jsonl"
     events = read_journal(path)
     assert events[0]["event"] == "reset" and events[-1]["event"] == "end"
     assert events[-1]["reward"]["total"] > 0.5
-    report = replay(path)
+    with pytest.raises(ValueError, match="secret"):
+        replay(path)
+    with pytest.raises(ValueError, match="another secret"):
+        replay(path, secret="guessed")
+    report = replay(path, secret="replayed")
     assert report.identical, report.differences
     assert report.calls == sum("tool" in e for e in events)
     # a tampered record is caught
@@ -111,7 +115,7 @@ def test_an_episode_journal_replays_exactly(tmp_path) -> None:
             event["data"]["peaks"]["A5"]["absorbance"] += 0.001
             lines[i] = json.dumps(event)
     tampered.write_text("\n".join(lines) + "\n")
-    assert not replay(tampered).identical
+    assert not replay(tampered, secret="replayed").identical
 
 
 def test_gymnasium_adapter_passes_the_env_checker() -> None:
@@ -250,11 +254,25 @@ def test_eval_cli_prints_one_json_object_per_task() -> None:
     assert all(task in listed.stdout for task in task_ids())
 
 
-def test_same_seed_same_calls_same_reward() -> None:
+def test_same_secret_same_seed_same_calls_same_reward() -> None:
     rewards = []
-    for _ in range(2):
-        with Session(TASK) as session:
+    for secret in ("lab-a", "lab-a", "lab-b"):
+        with Session(TASK, secret=secret) as session:
             session.reset(21)
             session.task.expert(session)
             rewards.append(session.score())
     assert rewards[0] == rewards[1]
+    assert rewards[2] != rewards[0]  # the seed alone does not decide the truth
+
+
+def test_episode_ids_are_opaque_and_the_secret_is_drawn_when_not_given() -> None:
+    with Session(TASK) as first, Session(TASK) as second:
+        ids = []
+        for _ in range(2):
+            first.reset(3)
+            ids.append(first.episode_id)
+        assert ids[0] != ids[1] and all(i and "3" not in i.split("-") for i in ids)
+        assert first.world_seed(3) != second.world_seed(3)
+        assert first.secret_id != second.secret_id
+    with pytest.raises(ValueError, match="non-negative"):
+        Session(TASK, secret="x").world_seed(-1)

@@ -216,14 +216,14 @@ def test_a_dilution_of_less_than_one_and_a_quarter_fold_is_refused(kinetics) -> 
 def test_a_rewound_session_scores_as_fresh_sessions(task) -> None:
     """One session over seeds 7 then 8 then 7 against a new session per seed."""
     rewards = []
-    with Session(task) as reused:
+    with Session(task, secret="t") as reused:
         for seed in (7, 8, 7):
             reused.reset(seed)
             reused.task.expert(reused)
             rewards.append(reused.score())
     fresh = []
     for seed in (7, 8):
-        with Session(task) as session:
+        with Session(task, secret="t") as session:
             session.reset(seed)
             session.task.expert(session)
             fresh.append(session.score())

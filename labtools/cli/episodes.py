@@ -13,6 +13,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--task", action="append", help="task id (repeatable; default: every task)"
     )
     evaluate.add_argument("--agent", default="expert", choices=("expert", "naive", "random"))
+    evaluate.add_argument(
+        "--secret",
+        default=None,
+        help="the secret the truth is drawn with (default: labtools' evaluation secret)",
+    )
     evaluate.add_argument("--seeds", type=int, default=50, help="seeds 0…N-1 (default 50)")
     evaluate.add_argument("--first-seed", type=int, default=0)
     evaluate.add_argument("--k", type=int, default=3, help="k of pass^k (default 3)")
@@ -28,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     replay = sub.add_parser("replay", help="re-run an episode journal and diff the results")
     replay.add_argument("journal", help="an episode's JSONL journal")
+    replay.add_argument(
+        "--secret", required=True, help="the secret of the session that recorded it"
+    )
     replay.set_defaults(func=_replay)
 
 
@@ -50,7 +58,8 @@ def _eval(args: argparse.Namespace) -> int:
             print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
             continue
         seeds = range(args.first_seed, args.first_seed + args.seeds)
-        report = evaluate(task, args.agent, seeds, k=args.k)
+        secret = {} if args.secret is None else {"secret": args.secret}
+        report = evaluate(task, args.agent, seeds, k=args.k, **secret)
         if args.json:
             out = report.as_dict()
             print(
@@ -75,7 +84,7 @@ def _eval(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from labtools.session.replay import replay
 
-    report = replay(args.journal)
+    report = replay(args.journal, secret=args.secret)
     if report.identical:
         print(f"identical: {report.task} seed {report.seed}, {report.calls} calls and the reward")
         return 0

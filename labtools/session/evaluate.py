@@ -13,7 +13,12 @@ from labtools.session.agents import AGENTS
 from labtools.session.reward import Reward, pass_hat_k
 from labtools.session.session import Session
 
-__all__ = ["EvalReport", "calibrate", "evaluate"]
+__all__ = ["CALIBRATION_SECRET", "EVALUATION_SECRET", "EvalReport", "calibrate", "evaluate"]
+
+#: the secrets scripted agents are scored under, so that anchors and ``labtools eval`` are
+#: reproducible (an agent being trained never sees either, nor the seed)
+CALIBRATION_SECRET = "labtools calibration"
+EVALUATION_SECRET = "labtools evaluation"
 
 
 @dataclass(frozen=True)
@@ -42,12 +47,19 @@ def run_episode(session: Session, agent: str, seed: int) -> Reward:
 
 
 def evaluate(
-    task: str, agent: str, seeds: Iterable[int], k: int = 3, session: Session | None = None
+    task: str,
+    agent: str,
+    seeds: Iterable[int],
+    k: int = 3,
+    session: Session | None = None,
+    *,
+    secret: str = EVALUATION_SECRET,
 ) -> EvalReport:
-    """Run ``agent`` (``expert``, ``naive`` or ``random``) on ``task`` once per seed."""
+    """Run ``agent`` (one of :data:`AGENTS`) on ``task`` once per seed, the truth drawn with
+    ``secret`` (unless a ``session`` is given)."""
     if agent not in AGENTS:
         raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
-    session = session or Session(task)
+    session = session or Session(task, secret=secret)
     rewards, costs = [], []
     for seed in seeds:
         rewards.append(run_episode(session, agent, seed))
@@ -67,8 +79,9 @@ def evaluate(
 
 
 def calibrate(task: str, seeds: Iterable[int] = range(1000, 1050)) -> dict[str, float]:
-    """Mean raw scores of the naive and expert protocols: a task's anchors."""
-    session = Session(task)
+    """Mean raw scores of the naive and expert protocols: a task's anchors (under
+    :data:`CALIBRATION_SECRET`)."""
+    session = Session(task, secret=CALIBRATION_SECRET)
     seeds = list(seeds)
     return {
         agent: statistics.fmean(run_episode(session, agent, s).raw for s in seeds)

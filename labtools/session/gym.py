@@ -32,8 +32,14 @@ class LabEnv(gymnasium.Env[str, str]):
 
     metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium's own class attribute
 
-    def __init__(self, task: str = "dye_quantification", *, max_length: int = 200_000) -> None:
-        self.session = Session(task)
+    def __init__(
+        self,
+        task: str = "dye_quantification",
+        *,
+        secret: str | bytes | None = None,
+        max_length: int = 200_000,
+    ) -> None:
+        self.session = Session(task, secret=secret)
         self.observation_space = spaces.Text(max_length=max_length, min_length=1, charset=_CHARSET)
         self.action_space = spaces.Text(max_length=20_000, min_length=0, charset=_CHARSET)
 

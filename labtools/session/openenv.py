@@ -45,8 +45,10 @@ class LabEnvironment:
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, task: str = "dye_quantification") -> None:
-        self.session = Session(task)
+    def __init__(
+        self, task: str = "dye_quantification", *, secret: str | bytes | None = None
+    ) -> None:
+        self.session = Session(task, secret=secret)
         self._episode_id: str | None = None
 
     def reset(

@@ -24,14 +24,22 @@ class ReplayReport:
         return not self.differences
 
 
-def replay(path: str | Path, session: Session | None = None) -> ReplayReport:
+def replay(
+    path: str | Path, session: Session | None = None, *, secret: str | bytes | None = None
+) -> ReplayReport:
     """Re-run the episode recorded in the journal at ``path`` and list every difference:
-    each call's result, and the final reward breakdown."""
+    each call's result, and the final reward breakdown. The episode's truth came from its
+    session's secret: give that ``session``, or its ``secret``."""
     events = read_journal(path)
     start = next((e for e in events if e.get("event") == "reset"), None)
     if start is None:
         raise ValueError(f"{path}: no 'reset' event; not an episode journal")
-    session = session or Session(start["task"])
+    if session is None:
+        if secret is None:
+            raise ValueError(f"{path}: replaying needs the session's secret (secret=...)")
+        session = Session(start["task"], secret=secret)
+    if start.get("secret_id") not in (None, session.secret_id):
+        raise ValueError(f"{path}: recorded under another secret than the one given")
     session.reset(start["seed"], task=start["task"])
     report = ReplayReport(start["task"], start["seed"], 0)
     for event in events:

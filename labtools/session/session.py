@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
+import hashlib
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -18,19 +19,30 @@ from labtools.session.task import Task
 
 __all__ = ["Session"]
 
-_EPISODES = itertools.count(1)
+Secret = str | bytes
 
 
 class Session:
     """Episodes of one task on one lab.
 
-    ``reset(seed)`` rewinds the lab and draws new hidden truth; the agent sees
-    :meth:`tools`, :meth:`call_tool` and :meth:`state`; the trainer alone calls :meth:`score`.
-    A ``submit_<task>`` call ends the episode (terminated); exceeding the budget ends it too
-    (truncated). Same seed, same calls ⇒ same journal and reward.
+    ``reset(seed)`` rewinds the lab and draws new hidden truth from the seed and the session's
+    ``secret``; the agent sees :meth:`tools`, :meth:`call_tool` and :meth:`state`, none of
+    which tells the seed; the trainer alone calls :meth:`score`. A ``submit_<task>`` call ends
+    the episode (terminated); exceeding the budget ends it too (truncated). Same secret, same
+    seed, same calls ⇒ same results and reward. Without a ``secret`` the session draws one of
+    its own: a published list of seeds then reproduces nothing.
     """
 
-    def __init__(self, task: str | Task, *, journal_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        task: str | Task,
+        *,
+        secret: Secret | None = None,
+        journal_dir: str | Path | None = None,
+    ) -> None:
+        self._secret = _secret_bytes(secret)
+        #: names the secret in journals without telling it (a replay checks it)
+        self.secret_id = hashlib.sha256(b"labtools/secret-id\0" + self._secret).hexdigest()[:12]
         self._journal_dir = Path(journal_dir) if journal_dir is not None else None
         self._open(load_task(task))
         self.episode_id: str | None = None
@@ -58,21 +70,22 @@ class Session:
         if task is not None and load_task(task).id != self.task.id:
             self.lab.close()
             self._open(load_task(task))
+        world_seed = self.world_seed(seed)  # checks the seed
         self.seed = seed
-        self.episode_id = f"{self.task.id}-{seed}-{next(_EPISODES)}"
+        self.episode_id = secrets.token_hex(8)  # opaque: neither the seed nor a count
         journal = (
             self._journal_dir / f"{self.episode_id}.jsonl"
             if self._journal_dir is not None
             else None
         )
         if self._pristine is not None:
-            self.lab.rewind(self._pristine, seed=seed, journal=journal)
+            self.lab.rewind(self._pristine, seed=world_seed, journal=journal)
         else:
             self.lab.close()
-            self._open(self.task, seed)
+            self._open(self.task, world_seed)
             self.task.restore(None)
             self.lab.journal = Journal(journal)
-        self.task.prepare(self.lab, seed)
+        self.task.prepare(self.lab, world_seed)
         self.usage = Usage()
         self.terminated = self.truncated = False
         if not self._stocks:  # the labelled stocks come with the lab's configuration
@@ -82,11 +95,20 @@ class Session:
                 "event": "reset",
                 "task": self.task.id,
                 "seed": seed,
+                "secret_id": self.secret_id,
                 "episode_id": self.episode_id,
                 "time": time.time(),
             }
         )
         return self.observation()
+
+    def world_seed(self, seed: int) -> int:
+        """The seed the lab's world is drawn from: a hash of the session's secret and ``seed``
+        (64 bits), so that ``seed`` alone reproduces nothing."""
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+        digest = hashlib.sha256(b"labtools/world\0" + self._secret + b"\0" + str(seed).encode())
+        return int.from_bytes(digest.digest()[:8], "little")
 
     def observation(self) -> dict[str, Any]:
         """What the agent is told: the statement, the tool names and the budget."""
@@ -204,6 +226,16 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _secret_bytes(secret: Secret | None) -> bytes:
+    if secret is None:
+        return secrets.token_bytes(16)
+    if isinstance(secret, str):
+        return secret.encode()
+    if isinstance(secret, bytes):
+        return secret
+    raise TypeError(f"secret must be str or bytes, not {type(secret).__name__}")
 
 
 def _labels(state: dict[str, Any]) -> dict[str, str]:

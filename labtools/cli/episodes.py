@@ -12,7 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--task", action="append", help="task id (repeatable; default: every task)"
     )
-    evaluate.add_argument("--agent", default="expert", choices=("expert", "naive", "random"))
+    evaluate.add_argument(
+        "--agent", default="expert", choices=("expert", "naive", "random", "prior", "inversion")
+    )
     evaluate.add_argument(
         "--secret",
         default=None,

@@ -1,4 +1,5 @@
-"""Scripted agents for evaluation: the task's expert and naive protocols, and a random agent."""
+"""Scripted agents for evaluation: the task's expert and naive protocols, its two shortcuts
+(``prior``, ``inversion``: answers without measuring), and a random agent."""
 
 from __future__ import annotations
 
@@ -65,4 +66,6 @@ AGENTS: dict[str, Agent] = {
     "expert": lambda session, seed: session.task.expert(session),
     "naive": lambda session, seed: session.task.naive(session),
     "random": random_agent,
+    "prior": lambda session, seed: session.task.prior(session),
+    "inversion": lambda session, seed: session.task.inversion(session),
 }

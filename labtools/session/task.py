@@ -84,6 +84,17 @@ class Task(Instrument):
     def naive(self, session: Session) -> None:
         """A naive protocol (what a careless agent does); ends by submitting."""
 
+    def prior(self, session: Session) -> None:
+        """Shortcut: submit the centre of the prior, from the statement and the deck's labels
+        alone (no measurement). A sound task scores it near 0."""
+        raise NotImplementedError(f"{self.id} has no prior() shortcut")
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: compute the answer from what the package and the literature say (the
+        species library, labels, nominal instrument values), no measurement. A sound task
+        scores it near 0: its truth holds what only a measurement reveals."""
+        raise NotImplementedError(f"{self.id} has no inversion() shortcut")
+
     def validity(self, lab: Lab) -> float:
         """1 unless the episode broke a rule the task checks from the trajectory (0 then)."""
         return 1.0

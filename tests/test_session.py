@@ -7,12 +7,10 @@ from dataclasses import replace
 
 import anyio
 import pytest
-from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 from mcp import Client
 
 from labtools.journal import read_journal
 from labtools.session import Session
-from labtools.session.agents import AGENTS
 from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
 from labtools.session.registry import task_ids
 from labtools.session.replay import replay
@@ -77,18 +75,6 @@ def test_the_expert_is_scored_from_hidden_truth(session) -> None:
     for dye, true_um in truth.items():
         assert session.task.submission[dye] == pytest.approx(true_um, rel=0.08)
     assert reward.success and 0.5 < reward.total <= 1.2
-
-
-@pytest.mark.parametrize("agent", ["expert", "naive", "random"])
-@pytest.mark.parametrize("task", task_ids())
-def test_nothing_the_agent_sees_reveals_hidden_truth(task: str, agent: str) -> None:
-    """Observation, state (the session's and the lab's) and every tool result, for every task
-    and agent: no hidden value with five or more significant digits (six in mM or µM)."""
-    with Session(task) as session:
-        observation = session.reset(11)
-        AGENTS[agent](session, 11)
-        text = seen_by_agent(session, observation)
-        assert_not_revealed(text, hidden_numbers(session.lab.shared["world"].hidden_truth()))
 
 
 def test_an_episode_journal_replays_exactly(tmp_path) -> None:

@@ -1,0 +1,116 @@
+"""Nothing an agent can see tells it the seed or the hidden truth, on any task or adapter.
+
+Two sessions with different secrets draw different truths for the same seed: every surface
+that is not a measurement must read the same in both (``leaks.probe``), through the session,
+the MCP plane, Gymnasium and OpenEnv alike. Then whole expert episodes are searched for the
+seed, the world seed and the hidden values written out (``leaks.assert_not_revealed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import anyio
+import pytest
+from leaks import assert_not_revealed, hidden_numbers, probe, seen_by_agent, without_data
+from mcp import Client
+
+from labtools.errors import ToolError
+from labtools.server import build_server
+from labtools.session import Session
+from labtools.session.agents import AGENTS
+from labtools.session.gym import LabEnv
+from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
+from labtools.session.registry import task_ids
+
+SEED = 48611  # distinctive: a number no reading or label would show by chance
+SECRETS = ("truth one", "truth two")
+
+
+@pytest.mark.parametrize("task", task_ids())
+def test_what_the_agent_sees_does_not_depend_on_the_truth(task: str) -> None:
+    seen = []
+    for secret in SECRETS:
+        with Session(task, secret=secret) as session:
+            seen.append(probe(session, SEED))
+            truth = session.lab.shared["world"].hidden_truth()
+    with Session(task, secret=SECRETS[0]) as session:
+        probe(session, SEED)
+        assert session.lab.shared["world"].hidden_truth() != truth, "the secrets drew one truth"
+    differing = [name for name in seen[0] if seen[0][name] != seen[1].get(name)]
+    assert not differing, f"{task}: these surfaces depend on the hidden truth: {differing}"
+
+
+@pytest.mark.parametrize("task", task_ids())
+def test_the_adapters_show_nothing_that_depends_on_the_truth(task: str) -> None:
+    views = [_adapter_views(task, secret) for secret in SECRETS]
+    differing = [name for name in views[0] if views[0][name] != views[1][name]]
+    assert not differing, f"{task}: these adapter views depend on the hidden truth: {differing}"
+
+
+@pytest.mark.parametrize("agent", ["expert", "naive", "random"])
+@pytest.mark.parametrize("task", task_ids())
+def test_an_episode_never_writes_out_the_seed_or_the_truth(task: str, agent: str) -> None:
+    with Session(task, secret=SECRETS[0]) as session:
+        for seed in (SEED, SEED + 1):
+            observation = session.reset(seed)
+            with contextlib.suppress(ToolError):  # a protocol may stop on a refusal
+                AGENTS[agent](session, seed)
+            truth = session.lab.shared["world"].hidden_truth()
+            world_seed = session.world_seed(seed)
+            seeds = (seed, world_seed, int(str(world_seed)[:8]))
+            assert_not_revealed(seen_by_agent(session, observation), hidden_numbers(truth), seeds)
+            assert session.episode_id is not None and str(seed) not in session.episode_id
+
+
+def _adapter_views(task: str, secret: str) -> dict[str, str]:
+    """Gym's and OpenEnv's observations and infos, and the session's MCP resources, after the
+    same truth-independent calls (episode ids left out: they are random by design)."""
+    views: dict[str, str] = {}
+    env = LabEnv(task, secret=secret)
+    observation, info = env.reset(seed=SEED)
+    views["gym/reset"] = _statement_free(observation) + _dumps(_no_id(info))
+    text, reward, *_, step_info = env.step(json.dumps({"tool": "lh_get_deck", "arguments": {}}))
+    views["gym/step"] = text + _dumps([reward, step_info])
+    env.close()
+    openenv = LabEnvironment(task, secret=secret)
+    first = openenv.reset(seed=SEED)
+    metadata = {**_no_id(first.metadata), "task": without_data(first.metadata["task"])}
+    views["openenv/reset"] = _dumps([first.tools, metadata])
+    views["openenv/tools"] = _dumps(openenv.step(ListToolsAction()).tools)
+    deck = openenv.step(CallToolAction("lh_get_deck", {}))
+    views["openenv/step"] = _dumps([deck.result, deck.reward, _no_id(deck.metadata)])
+    views["openenv/state"] = _dumps(_no_id(openenv.state))
+    views.update(anyio.run(_mcp_views, openenv.session))
+    openenv.close()
+    return views
+
+
+async def _mcp_views(session: Session) -> dict[str, str]:
+    async with Client(build_server(session)) as client:
+        resources = await client.list_resources()
+        state = await client.read_resource("labtools://state")
+        listed = await client.list_tools()
+    text = json.loads(state.contents[0].text)  # type: ignore[union-attr]
+    return {
+        "mcp/resources": _dumps([r.uri for r in resources.resources]),
+        "mcp/state": _dumps(_no_id(text)),
+        "mcp/tools": _dumps([t.model_dump(mode="json") for t in listed.tools]),
+    }
+
+
+def _statement_free(observation: str) -> str:
+    """A Gym observation with its statement's data (colour_matching's target) out."""
+    parsed = json.loads(observation)
+    parsed["task"] = without_data(parsed["task"])
+    return _dumps(parsed)
+
+
+def _no_id(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if k != "episode_id"}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=repr)

@@ -89,6 +89,12 @@ class Instrument(ABC):
     async def stop(self) -> None:
         """Disconnect."""
 
+    @property
+    def link_lost(self) -> bool:
+        """Whether the connection to the device has dropped since :meth:`setup`; the lab's
+        ``connect()`` then sets the instrument up again (drivers with a link override it)."""
+        return False
+
     def state(self) -> dict[str, Any]:
         """What the instrument believes about itself, JSON-able. Never hidden simulator truth."""
         return {}

@@ -153,10 +153,11 @@ class Lab:
 
     # -- connecting ----------------------------------------------------------------------------
     async def aconnect(self, names: Iterable[str] | None = None) -> None:
-        """Set up (connect) instruments now rather than at their first call."""
+        """Set up (connect) instruments now rather than at their first call; an instrument
+        whose link has dropped (``link_lost``) is set up again."""
         for name in names if names is not None else self.instruments:
             async with self._lock(name):
-                if name not in self._ready:
+                if name not in self._ready or self.instruments[name].link_lost:
                     await self.instruments[name].setup()
                     self._ready.add(name)
 

@@ -23,45 +23,70 @@ from labtools.units import Quantity as Q
 COEFFICIENTS = (177.8, 0.3867, -1.71e-5, -2.0e-10)
 
 
-def request(command: m.Command[Any], *args: Any, md5: bool = False) -> bytes:
-    flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
-    checksum = Checksum.MD5 if md5 else Checksum.NONE
-    return OBPMessage(command.message_type, command.pack(*args), flags, checksum=checksum).encode()
+class Wire:
+    """The traffic one driver produces, numbered as the driver numbers its requests
+    (``regarding`` 1, 2, …) and with MD5 both ways unless ``md5=False``."""
 
+    def __init__(self, *, md5: bool = True) -> None:
+        self.checksum = Checksum.MD5 if md5 else Checksum.NONE
+        self.ident = 0
 
-def reply(
-    command: m.Command[Any], value: Any = None, *, error: int = 0, md5: bool = False
-) -> bytes:
-    checksum = Checksum.MD5 if md5 else Checksum.NONE
-    if error:
+    def request(self, command: m.Command[Any], *args: Any) -> bytes:
+        self.ident += 1
+        flags = Flag.ACK_REQUESTED if command.acknowledged else Flag.NONE
         return OBPMessage(
-            command.message_type, b"", Flag.RESPONSE | Flag.NACK, error, checksum=checksum
+            command.message_type,
+            command.pack(*args),
+            flags,
+            regarding=self.ident,
+            checksum=self.checksum,
         ).encode()
-    if command.reply is None:
+
+    def reply(
+        self,
+        command: m.Command[Any],
+        value: Any = None,
+        *,
+        error: int = 0,
+        regarding: int | None = None,
+        checksum: Checksum | None = None,
+    ) -> bytes:
+        """The device's answer to the latest request (or to request ``regarding``)."""
+        if error:
+            flags, data = Flag.RESPONSE | Flag.NACK, b""
+        elif command.reply is None:
+            flags, data = Flag.RESPONSE | Flag.ACK, b""
+        else:
+            flags, data = Flag.RESPONSE, command.reply.pack(value)
         return OBPMessage(
-            command.message_type, b"", Flag.RESPONSE | Flag.ACK, checksum=checksum
+            command.message_type,
+            data,
+            flags,
+            error,
+            self.ident if regarding is None else regarding,
+            self.checksum if checksum is None else checksum,
         ).encode()
-    return OBPMessage(
-        command.message_type, command.reply.pack(value), Flag.RESPONSE, checksum=checksum
-    ).encode()
 
+    def exchange(
+        self, command: m.Command[Any], *args: Any, answer: Any = None
+    ) -> tuple[bytes, bytes]:
+        sent = self.request(command, *args)
+        return sent, self.reply(command, answer)
 
-def exchange(
-    command: m.Command[Any], *args: Any, answer: Any = None, md5: bool = False
-) -> tuple[bytes, bytes]:
-    return request(command, *args, md5=md5), reply(command, answer, md5=md5)
+    def refused(self, command: m.Command[Any], *args: Any, error: int) -> tuple[bytes, bytes]:
+        sent = self.request(command, *args)
+        return sent, self.reply(command, error=error)
 
-
-def identify(md5: bool = False) -> list[tuple[bytes, bytes]]:
-    pairs = [
-        exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234", md5=md5),
-        exchange(m.GET_WAVELENGTH_COEFFICIENT_COUNT, answer=4, md5=md5),
-    ]
-    pairs += [
-        exchange(m.GET_WAVELENGTH_COEFFICIENT, i, answer=c, md5=md5)
-        for i, c in enumerate(COEFFICIENTS)
-    ]
-    return pairs
+    def identify(self) -> list[tuple[bytes, bytes]]:
+        pairs = [
+            self.exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234"),
+            self.exchange(m.GET_WAVELENGTH_COEFFICIENT_COUNT, answer=4),
+        ]
+        pairs += [
+            self.exchange(m.GET_WAVELENGTH_COEFFICIENT, i, answer=c)
+            for i, c in enumerate(COEFFICIENTS)
+        ]
+        return pairs
 
 
 def spectrum(level: int, pixels: int = 2048) -> np.ndarray:
@@ -91,7 +116,8 @@ def test_unknown_model_and_bad_transport() -> None:
 
 
 def test_setup_reads_serial_and_calibration() -> None:
-    with expected_protocol(identify()) as link:
+    w = Wire()
+    with expected_protocol(w.identify()) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
         assert spec.serial_number == "FLMS01234"
@@ -105,19 +131,20 @@ def test_setup_reads_serial_and_calibration() -> None:
 
 
 def test_a_full_absorbance_measurement_on_the_wire() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 100_000),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 100_000),
         # dark: lamp off, device averages 3 scans
-        exchange(m.SET_LAMP_ENABLE, 0),
-        exchange(m.SET_SCANS_TO_AVERAGE, 3),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1000)),
+        w.exchange(m.SET_LAMP_ENABLE, 0),
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 3),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1000)),
         # reference: lamp on; scans unchanged, so not resent
-        exchange(m.SET_LAMP_ENABLE, 1),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(41000)),
+        w.exchange(m.SET_LAMP_ENABLE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(41000)),
         # sample: lamp already on, averaging changes to 5
-        exchange(m.SET_SCANS_TO_AVERAGE, 5),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(5000)),
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 5),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(5000)),
     ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link)])
@@ -130,16 +157,19 @@ def test_a_full_absorbance_measurement_on_the_wire() -> None:
 
 
 def test_md5_checksums_both_ways() -> None:
-    pairs = [*identify(md5=True), exchange(m.SET_INTEGRATION_TIME, 20_000, md5=True)]
-    with expected_protocol(pairs) as link:
-        spec = OBPSpectrometer("spec", link, md5=True)
-        run(spec.setup())
-        run(spec.set_integration_time(Q(20, "millisecond")))
+    for md5 in (True, False):
+        w = Wire(md5=md5)
+        pairs = [*w.identify(), w.exchange(m.SET_INTEGRATION_TIME, 20_000)]
+        with expected_protocol(pairs) as link:
+            spec = OBPSpectrometer("spec", link, md5=md5)
+            run(spec.setup())
+            run(spec.set_integration_time(Q(20, "millisecond")))
 
 
 def test_integration_time_converts_at_the_boundary_and_rounds_to_device_steps() -> None:
+    w = Wire()
     # ST: 10 µs steps, so 2.004 ms → 2000 µs
-    pairs = [*identify(), exchange(m.SET_INTEGRATION_TIME, 2000)]
+    pairs = [*w.identify(), w.exchange(m.SET_INTEGRATION_TIME, 2000)]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link, "ST")
         run(spec.setup())
@@ -147,7 +177,8 @@ def test_integration_time_converts_at_the_boundary_and_rounds_to_device_steps() 
 
 
 def test_out_of_range_integration_time_is_refused_before_any_io() -> None:
-    with expected_protocol(identify()) as link:
+    w = Wire()
+    with expected_protocol(w.identify()) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
         with pytest.raises(OutOfRange, match="outside"):
@@ -159,12 +190,13 @@ def test_out_of_range_integration_time_is_refused_before_any_io() -> None:
 
 
 def test_driver_side_averaging_when_the_model_cannot_average() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 10_000),
-        exchange(m.SET_LAMP_ENABLE, 1),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(100, 1516)),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(200, 1516)),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 10_000),
+        w.exchange(m.SET_LAMP_ENABLE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(100, 1516)),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(200, 1516)),
     ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("st", link, "ST")
@@ -175,9 +207,10 @@ def test_driver_side_averaging_when_the_model_cannot_average() -> None:
 
 
 def test_nack_becomes_a_typed_error_with_the_obp_meaning() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        (request(m.SET_INTEGRATION_TIME, 50_000), reply(m.SET_INTEGRATION_TIME, error=6)),
+        *w.identify(),
+        w.refused(m.SET_INTEGRATION_TIME, 50_000, error=6),
     ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
@@ -190,13 +223,13 @@ def test_nack_becomes_a_typed_error_with_the_obp_meaning() -> None:
 
 
 def test_read_timeout_becomes_timeout_and_the_link_resynchronises() -> None:
-    late = reply(m.SET_INTEGRATION_TIME)
+    w = Wire()
     pairs = [
-        *identify(),
-        (request(m.SET_INTEGRATION_TIME, 50_000), TIMEOUT),
+        *w.identify(),
+        (w.request(m.SET_INTEGRATION_TIME, 50_000), TIMEOUT),
         # the late ACK arrives unprompted; the driver must drop it, not take it as a reply
-        (None, late),
-        exchange(m.SET_INTEGRATION_TIME, 60_000),
+        (None, w.reply(m.SET_INTEGRATION_TIME)),
+        w.exchange(m.SET_INTEGRATION_TIME, 60_000),
     ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
@@ -207,22 +240,28 @@ def test_read_timeout_becomes_timeout_and_the_link_resynchronises() -> None:
 
 
 def test_reply_to_another_message_is_an_error() -> None:
-    pairs = [*identify(), (request(m.SET_LAMP_ENABLE, 1), reply(m.GET_SERIAL_NUMBER, "X"))]
+    w = Wire()
+    pairs = [
+        *w.identify(),
+        (w.request(m.SET_LAMP_ENABLE, 1), w.reply(m.GET_SERIAL_NUMBER, "X")),
+    ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
         run(spec.setup())
         spec._integration_s = 0.01
+        spec._device_integration_us = 10_000
         with pytest.raises(InstrumentError, match="reply is for message 0x00000100"):
             run(spec._acquire(1, dark=False))
 
 
 def test_wrong_pixel_count_is_an_error() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 10_000),
-        exchange(m.SET_LAMP_ENABLE, 0),
-        exchange(m.SET_SCANS_TO_AVERAGE, 1),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1, 1024)),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 10_000),
+        w.exchange(m.SET_LAMP_ENABLE, 0),
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(1, 1024)),
     ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link)])
@@ -233,7 +272,8 @@ def test_wrong_pixel_count_is_an_error() -> None:
 
 
 def test_acquiring_without_an_integration_time_changes_nothing() -> None:
-    with expected_protocol(identify()) as link:
+    w = Wire()
+    with expected_protocol(w.identify()) as link:
         lab = Lab([OBPSpectrometer("spec", link)])
         result = lab.call("spec_acquire_dark", {"scans": 1})
         assert result.error["code"] == "precondition_failed"
@@ -246,7 +286,7 @@ def test_not_connected() -> None:
 
 
 def test_a_setup_that_fails_leaves_the_driver_disconnected() -> None:
-    pairs = [(request(m.GET_SERIAL_NUMBER), reply(m.GET_SERIAL_NUMBER, error=13))]
+    pairs = [Wire().refused(m.GET_SERIAL_NUMBER, error=13)]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
         with pytest.raises(OBPError, match="internal device error"):
@@ -264,13 +304,17 @@ def test_setup_from_a_uri_opens_and_stop_closes() -> None:
 
 
 def test_reply_codec_errors_are_instrument_errors() -> None:
+    w = Wire()
+    pairs = [w.exchange(m.GET_SERIAL_NUMBER, answer="X")]
+    sent = w.request(m.GET_WAVELENGTH_COEFFICIENT_COUNT)
     bad = OBPMessage(
-        m.GET_WAVELENGTH_COEFFICIENT_COUNT.message_type, struct.pack("<H", 4), Flag.RESPONSE
+        m.GET_WAVELENGTH_COEFFICIENT_COUNT.message_type,
+        struct.pack("<H", 4),
+        Flag.RESPONSE,
+        regarding=w.ident,
+        checksum=Checksum.MD5,
     ).encode()
-    pairs = [
-        exchange(m.GET_SERIAL_NUMBER, answer="X"),
-        (request(m.GET_WAVELENGTH_COEFFICIENT_COUNT), bad),
-    ]
+    pairs.append((sent, bad))
     with expected_protocol(pairs) as link, pytest.raises(InstrumentError, match="malformed"):
         run(OBPSpectrometer("spec", link).setup())
 
@@ -292,15 +336,16 @@ def test_a_recorded_session_replays_against_the_driver() -> None:
     recording = live.transport.record()
     recorded = session(Lab([live]))
     with expected_protocol(recording.pairs()) as link:
-        assert session(Lab([OBPSpectrometer("spec", link)])) == recorded
+        assert session(Lab([OBPSpectrometer("spec", link, md5=False)])) == recorded
 
 
 def test_reconnecting_sends_the_integration_time_again() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 30_000),
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 30_000),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 30_000),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 30_000),
     ]
     with expected_protocol(pairs) as link:
         spec = OBPSpectrometer("spec", link)
@@ -311,14 +356,15 @@ def test_reconnecting_sends_the_integration_time_again() -> None:
 
 
 def test_dark_with_the_shutter() -> None:
+    w = Wire()
     pairs = [
-        *identify(),
-        exchange(m.SET_INTEGRATION_TIME, 10_000),
-        exchange(m.SET_SHUTTER, 0),
-        exchange(m.SET_SCANS_TO_AVERAGE, 1),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(900)),
-        exchange(m.SET_SHUTTER, 1),
-        exchange(m.GET_RAW_SPECTRUM, answer=spectrum(9000)),
+        *w.identify(),
+        w.exchange(m.SET_INTEGRATION_TIME, 10_000),
+        w.exchange(m.SET_SHUTTER, 0),
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(900)),
+        w.exchange(m.SET_SHUTTER, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(9000)),
     ]
     with expected_protocol(pairs) as link:
         lab = Lab([OBPSpectrometer("spec", link, dark_with="shutter")])
@@ -327,3 +373,129 @@ def test_dark_with_the_shutter() -> None:
         assert lab.call("spec_acquire_spectrum", {"scans": 1}).data["max_counts"] == 9000
     with pytest.raises(ValueError, match="dark_with"):
         OBPSpectrometer("spec", "loop://", dark_with="curtain")  # type: ignore[arg-type]
+
+
+# -- trust: reply matching, device state after a failure, checksums -----------------------------
+def test_a_stale_reply_is_dropped_not_returned() -> None:
+    w = Wire()
+    pairs = [*w.identify(), w.exchange(m.SET_INTEGRATION_TIME, 10_000)]
+    pairs += [w.exchange(m.SET_LAMP_ENABLE, 1), w.exchange(m.SET_SCANS_TO_AVERAGE, 1)]
+    sent = w.request(m.GET_RAW_SPECTRUM)
+    stale = w.reply(m.GET_RAW_SPECTRUM, spectrum(111), regarding=w.ident - 1)
+    pairs.append((sent, stale + w.reply(m.GET_RAW_SPECTRUM, spectrum(222))))
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        lab = Lab([spec])
+        assert lab.call(
+            "spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}}
+        ).ok
+        assert lab.call("spec_acquire_spectrum", {"scans": 1}).data["max_counts"] == 222
+        assert spec.link is not None and spec.link.dropped == 1
+
+
+def test_after_a_timeout_on_a_setter_the_device_is_read_back_before_a_scan() -> None:
+    w = Wire()
+    pairs = [*w.identify(), w.exchange(m.SET_INTEGRATION_TIME, 20_000)]
+    pairs += [(w.request(m.SET_INTEGRATION_TIME, 10_000), TIMEOUT)]
+    pairs += [
+        w.exchange(m.GET_INTEGRATION_TIME, answer=10_000),  # the device took it after all
+        w.exchange(m.SET_INTEGRATION_TIME, 20_000),  # so the time the driver reports is sent
+        w.exchange(m.SET_LAMP_ENABLE, 1),
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(500)),
+    ]
+    with expected_protocol(pairs) as link:
+        lab = Lab([OBPSpectrometer("spec", link)])
+        assert lab.call(
+            "spec_set_integration_time", {"time": {"value": 20, "unit": "millisecond"}}
+        ).ok
+        failed = lab.call(
+            "spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}}
+        )
+        assert failed.error["code"] == "timeout"
+        result = lab.call("spec_acquire_spectrum", {"scans": 1})
+        assert result.data["integration_time"]["value"] == 20
+
+
+def test_a_light_switch_in_doubt_and_a_missing_getter_mean_re_applying() -> None:
+    w = Wire()
+    pairs = [*w.identify(), w.exchange(m.SET_INTEGRATION_TIME, 20_000)]
+    pairs += [(w.request(m.SET_LAMP_ENABLE, 0), TIMEOUT)]
+    pairs += [(w.request(m.SET_INTEGRATION_TIME, 30_000), TIMEOUT)]
+    pairs += [
+        w.refused(m.GET_INTEGRATION_TIME, error=2),  # no getter: send the time again
+        w.exchange(m.SET_INTEGRATION_TIME, 20_000),
+        w.exchange(m.SET_LAMP_ENABLE, 1),  # the lamp may be off: switch it on
+        w.exchange(m.SET_SCANS_TO_AVERAGE, 1),
+        w.exchange(m.GET_RAW_SPECTRUM, answer=spectrum(7)),
+    ]
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        run(spec.set_integration_time(Q(20, "millisecond")))
+        with pytest.raises(Timeout):
+            run(spec._acquire(1, dark=True))
+        assert spec._light_on is None
+        with pytest.raises(Timeout):
+            run(spec.set_integration_time(Q(30, "millisecond")))
+        assert run(spec._acquire(1, dark=False)).max() == 7
+
+
+def test_a_corrupted_reply_is_an_error_never_data() -> None:
+    w = Wire()
+    pairs = [w.exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234")]
+    sent = w.request(m.GET_WAVELENGTH_COEFFICIENT_COUNT)
+    damaged = bytearray(w.reply(m.GET_WAVELENGTH_COEFFICIENT_COUNT, 4))
+    damaged[24] ^= 0x01  # the immediate data: 4 → 5
+    pairs.append((sent, bytes(damaged)))
+    with expected_protocol(pairs) as link, pytest.raises(InstrumentError, match="MD5"):
+        run(OBPSpectrometer("spec", link).setup())
+
+
+def test_checksums_once_seen_are_required() -> None:
+    w = Wire()
+    pairs = [w.exchange(m.GET_SERIAL_NUMBER, answer="FLMS01234")]
+    sent = w.request(m.GET_WAVELENGTH_COEFFICIENT_COUNT)
+    pairs.append((sent, w.reply(m.GET_WAVELENGTH_COEFFICIENT_COUNT, 4, checksum=Checksum.NONE)))
+    with expected_protocol(pairs) as link, pytest.raises(InstrumentError, match="no MD5"):
+        run(OBPSpectrometer("spec", link).setup())
+
+
+def test_a_device_that_never_checksums_is_accepted_unless_md5_is_required() -> None:
+    def plain_replies() -> list[tuple[bytes, bytes]]:
+        w = Wire()
+        pairs = []
+        for sent, _ in w.identify():
+            ident = int.from_bytes(sent[12:16], "little")
+            kind = int.from_bytes(sent[8:12], "little")
+            command = next(c for c in m.ALL_COMMANDS if c.message_type == kind)
+            value = {
+                m.GET_SERIAL_NUMBER: "FLMS01234",
+                m.GET_WAVELENGTH_COEFFICIENT_COUNT: 4,
+            }.get(command, COEFFICIENTS[sent[24]] if command is m.GET_WAVELENGTH_COEFFICIENT else 0)
+            pairs.append((sent, w.reply(command, value, regarding=ident, checksum=Checksum.NONE)))
+        return pairs
+
+    with expected_protocol(plain_replies()) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        assert spec.link is not None and spec.link.require_checksum is False
+    with (
+        expected_protocol(plain_replies()[:1]) as link,
+        pytest.raises(InstrumentError, match="no MD5"),
+    ):
+        run(OBPSpectrometer("spec", link, md5=True).setup())
+
+
+def test_a_device_that_refuses_md5_is_spoken_to_without() -> None:
+    w = Wire()
+    sent = w.request(m.GET_SERIAL_NUMBER)
+    pairs = [(sent, w.reply(m.GET_SERIAL_NUMBER, error=8, checksum=Checksum.NONE))]
+    plain = Wire(md5=False)
+    plain.ident = w.ident
+    pairs += plain.identify()
+    with expected_protocol(pairs) as link:
+        spec = OBPSpectrometer("spec", link)
+        run(spec.setup())
+        assert spec.serial_number == "FLMS01234"
+        assert spec.link is not None and spec.link.checksum == Checksum.NONE

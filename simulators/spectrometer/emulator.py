@@ -6,7 +6,8 @@ Behaviour (OBP, header version 0x1100): a command that returns data answers with
 RESPONSE); one that returns none answers RESPONSE|ACK only when the host asked for an ACK;
 any refusal answers RESPONSE|NACK with the OBP error number — 1 bad version, 2 unknown or
 unsupported message, 3 bad MD5, 5 wrong data length, 6 invalid value, 8 unknown checksum type,
-12 no such coefficient, 14 bad footer. Replies echo ``regarding`` and the request's checksum type.
+12 no such coefficient, 14 bad footer. Replies (refusals too) echo ``regarding`` and the
+request's checksum type, so a host can match each reply to its request and check its MD5.
 Bytes before a start marker are dropped (resynchronisation).
 
 Timing: exposures are taken on demand — a spectrum request starts ``scans to average`` fresh
@@ -281,9 +282,9 @@ def _reply(request: OBPMessage, flags: Flag, *, error: int = 0, data: bytes = b"
 
 
 def _refusal(header: bytes, error: int) -> bytes:
-    """A NACK for a frame too malformed to decode (type and regarding read from its header)."""
+    """A NACK for a frame too malformed to decode (type, regarding and checksum type read from
+    its header; an unknown checksum type is answered without)."""
     fields = HEADER.unpack(header)
-    message_type, regarding = fields[4], fields[5]
-    return OBPMessage(
-        message_type, b"", Flag.RESPONSE | Flag.NACK, error, regarding, Checksum.NONE
-    ).encode()
+    message_type, regarding, checksum = fields[4], fields[5], fields[7]
+    kind = Checksum.MD5 if checksum == Checksum.MD5 else Checksum.NONE
+    return OBPMessage(message_type, b"", Flag.RESPONSE | Flag.NACK, error, regarding, kind).encode()

@@ -21,15 +21,18 @@ import copy
 import functools
 from dataclasses import dataclass
 
-from pylabrobot.plate_reading import PlateReader
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import (
+from labtools.config import ConfigError
+from labtools.drivers.pylabrobot.internals import skip_safe_z_check
+from labtools.drivers.pylabrobot.naming import ContainerNames
+from labtools.drivers.pylabrobot.plr import (
     PLT_CAR_L5AC_A00,
     TIP_CAR_480_A00,
     Container,
     Coordinate,
     Deck,
     Plate,
+    PlateReader,
+    PlateReaderBackend,
     ResourceHolder,
     STARLetDeck,
     biorad_384_wellplate_50uL_Vb,
@@ -38,9 +41,6 @@ from pylabrobot.resources import (
     hamilton_96_tiprack_1000uL,
     nest_12_troughplate_15000uL_Vb,
 )
-
-from labtools.config import ConfigError
-from labtools.drivers.pylabrobot.naming import ContainerNames
 from labtools.errors import UnknownResource, brief
 from labtools.simulators.world import World
 
@@ -85,7 +85,7 @@ def virtual_deck(
     # position) each time one is assigned: ~0.1 s per plate move, for a warning that cannot
     # fire here: the layout passed the check when the template was built, and moves only put
     # plates on sites of the same height.
-    deck.deregister_did_assign_resource_callback(deck._check_safe_z_height)
+    skip_safe_z_check(deck)
     reader = deck.get_resource("reader")
     reader.backend = reader_backend
     if in_reader is not None:

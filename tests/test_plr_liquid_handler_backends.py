@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from lh_rig import rig, ul
-from pylabrobot.liquid_handling.backends import LiquidHandlerChatterboxBackend
-from pylabrobot.liquid_handling.backends.hamilton.STAR_chatterbox import STARChatterboxBackend
 
 from labtools.config import build_config
 from labtools.demo.protocol import with_tip
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.drivers.pylabrobot.plr import LiquidHandlerChatterboxBackend, STARChatterboxBackend
 from labtools.simulators.deck import virtual_deck
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 from labtools.simulators.world import World

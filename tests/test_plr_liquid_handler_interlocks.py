@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 from lh_rig import Rig, rig, ul
-from pylabrobot.liquid_handling.errors import ChannelizedError
-from pylabrobot.resources.errors import TooLittleLiquidError
 
 from labtools.demo.protocol import with_tip
+from labtools.drivers.pylabrobot.plr import ChannelizedError, TooLittleLiquidError
 from labtools.errors import InstrumentError, Interlock, PreconditionFailed, ToolError
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend
 
@@ -437,7 +436,7 @@ def test_plr_queue_failure_is_undone(tipped: Rig, monkeypatch: pytest.MonkeyPatc
 
 
 def test_tracking_switched_off_is_refused(tipped: Rig) -> None:
-    from pylabrobot.resources import set_volume_tracking
+    from labtools.drivers.pylabrobot.plr import set_volume_tracking
 
     before = tipped.snapshot()
     set_volume_tracking(False)

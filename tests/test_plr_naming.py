@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pylabrobot.resources.tecan.plates import DeepWell_Greiner_1536_Well
 
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.naming import (
@@ -15,6 +14,7 @@ from labtools.drivers.pylabrobot.naming import (
     grid_position,
 )
 from labtools.drivers.pylabrobot.plate_reader import _build_index
+from labtools.drivers.pylabrobot.plr import DeepWell_Greiner_1536_Well
 from labtools.errors import UnknownResource
 from labtools.simulators.deck import virtual_deck
 from labtools.simulators.liquid_handling import PhysicsLiquidHandlerBackend

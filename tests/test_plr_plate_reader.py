@@ -6,12 +6,16 @@ import copy
 import json
 
 import pytest
-from pylabrobot.plate_reading import PlateReader, PlateReaderChatterboxBackend
-from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb, cor_96_wellplate_360uL_Fb
 from reader_rig import deck_rig, nm, read, rig
 
 from labtools import Lab
 from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
+from labtools.drivers.pylabrobot.plr import (
+    Greiner_384_wellplate_28ul_Fb,
+    PlateReader,
+    PlateReaderChatterboxBackend,
+    cor_96_wellplate_360uL_Fb,
+)
 
 
 def _snapshot(setup) -> tuple:

@@ -11,21 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pylabrobot.plate_reading import (
+from reader_rig import nm
+
+from labtools import Lab
+from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
+from labtools.drivers.pylabrobot.plr import (
     CLARIOstarBackend,
     CytationBackend,
     MolecularDevicesSpectraMax384PlusBackend,
     MolecularDevicesSpectraMaxGeminiEMBackend,
     MolecularDevicesSpectraMaxM5Backend,
     PlateReader,
+    PlateReaderBackend,
+    ReadMode,
+    ReadType,
+    cor_96_wellplate_360uL_Fb,
 )
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.plate_reading.molecular_devices import ReadMode, ReadType
-from pylabrobot.resources import cor_96_wellplate_360uL_Fb
-from reader_rig import nm
-
-from labtools import Lab
-from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader, limits_for
 from labtools.drivers.pylabrobot.reader_calls import ReadCalls
 
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pint
-from pylabrobot.resources import Container, TipSpot
 
 from labtools.drivers.pylabrobot.checks import EPS_UL
 from labtools.drivers.pylabrobot.multichannel import Belief, Handler, Step, TipSlot, fits
+from labtools.drivers.pylabrobot.plr import Container, TipSpot
 from labtools.errors import (
     Interlock,
     InvalidArguments,

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pylabrobot.plate_reading import PlateReader
-from pylabrobot.resources import (
+from labtools.drivers.pylabrobot.naming import ContainerNames, item_key, items_by_identifier
+from labtools.drivers.pylabrobot.plr import (
     Container,
     Deck,
     Plate,
     PlateHolder,
+    PlateReader,
     Resource,
     ResourceHolder,
     TipRack,
     TipSpot,
     Well,
 )
-
-from labtools.drivers.pylabrobot.naming import ContainerNames, item_key, items_by_identifier
 from labtools.errors import PreconditionFailed, UnknownResource, brief
 from labtools.units import qty
 

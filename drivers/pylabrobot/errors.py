@@ -8,19 +8,16 @@ tells them apart, and this mapping does not try to: either side is an ``interloc
 
 from __future__ import annotations
 
-from pylabrobot.liquid_handling.errors import (
+from labtools.drivers.pylabrobot.plr import (
     ChannelizedError,
     ChannelsDoNotFitError,
-    NoChannelError,
-)
-from pylabrobot.resources.errors import (
     HasTipError,
+    NoChannelError,
     NoTipError,
     ResourceNotFoundError,
     TooLittleLiquidError,
     TooLittleVolumeError,
 )
-
 from labtools.errors import (
     InstrumentError,
     Interlock,

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import math
 
-from pylabrobot.resources import Container
-from pylabrobot.resources.well import CrossSectionType
+from labtools.drivers.pylabrobot.plr import Container, CrossSectionType
 
 __all__ = ["DEAD_HEIGHT_MM", "cross_section_mm2", "dead_volume_ul"]
 

@@ -29,10 +29,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pylabrobot.liquid_handling import LiquidHandler as PLRFrontEnd
-from pylabrobot.liquid_handling import LiquidHandlerBackend
-from pylabrobot.resources import Container, Deck, ItemizedResource, Tip, TipRack
-
 from labtools.config import ConfigError
 from labtools.drivers.pylabrobot import multichannel
 from labtools.drivers.pylabrobot.batch import plan
@@ -41,6 +37,17 @@ from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
 from labtools.drivers.pylabrobot.multichannel import Item, Step
+from labtools.drivers.pylabrobot.plr import (
+    Container,
+    Deck,
+    ItemizedResource,
+    LiquidHandlerBackend,
+    Tip,
+    TipRack,
+)
+from labtools.drivers.pylabrobot.plr import (
+    LiquidHandler as PLRFrontEnd,
+)
 from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from labtools.errors import (

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import pint
-from pylabrobot.liquid_handling.errors import ChannelsDoNotFitError
-from pylabrobot.resources import Container, Tip, TipSpot
 
 from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
+from labtools.drivers.pylabrobot.internals import channel_spread_offsets
+from labtools.drivers.pylabrobot.plr import ChannelsDoNotFitError, Container, Tip, TipSpot
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, require_tracking
 from labtools.errors import Interlock, InvalidArguments, OutOfRange, PreconditionFailed
 from labtools.instruments import LiquidHandlerLimits, TipType
@@ -196,7 +196,7 @@ def fits(handler: Handler, container: Container, channels: Sequence[int]) -> boo
     if len(channels) < 2:
         return True
     try:
-        handler.plr._compute_spread_offsets(container, list(channels), "wide")
+        channel_spread_offsets(handler.plr, container, channels, "wide")
     except (ChannelsDoNotFitError, ValueError):
         return False
     return True

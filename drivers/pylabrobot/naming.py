@@ -19,20 +19,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from pylabrobot.resources import (
+from labtools.drivers.pylabrobot.internals import item_identifiers
+from labtools.drivers.pylabrobot.plr import (
     Container,
     Deck,
     ItemizedResource,
     Plate,
     Resource,
+    ResourceNotFoundError,
     TipRack,
     TipSpot,
     Trash,
     Well,
+    label_to_row_index,
+    split_identifier,
 )
-from pylabrobot.resources.errors import ResourceNotFoundError
-from pylabrobot.resources.utils import label_to_row_index, split_identifier
-
 from labtools.errors import UnknownResource, brief
 
 __all__ = [
@@ -67,11 +68,11 @@ def container_key(resource: Resource) -> str:
 def items_by_identifier(labware: ItemizedResource[Any]) -> dict[str, Any]:
     """Identifier → item, in PLR's item order (column-major: A1, B1, …), in one pass.
 
-    Read from the labware's ordering (private in PLR 0.2.2, like the trackers the adapter
-    restores): ``get_child_identifier()`` scans it once per item, 45 µs for a 384-well plate's
-    last well.
+    Read from the labware's ordering (private in PLR 0.2.2: see
+    :func:`~labtools.drivers.pylabrobot.internals.item_identifiers`): ``get_child_identifier()``
+    scans it once per item, 45 µs for a 384-well plate's last well.
     """
-    return dict(zip(labware._ordering, labware.get_all_items(), strict=True))
+    return dict(zip(item_identifiers(labware), labware.get_all_items(), strict=True))
 
 
 def grid_position(identifier: str) -> tuple[int, int]:

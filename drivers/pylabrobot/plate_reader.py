@@ -26,15 +26,20 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
-from pylabrobot.plate_reading import PlateReaderChatterboxBackend
-from pylabrobot.plate_reading.agilent import BioTekPlateReaderBackend
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import Deck, Plate, Well
-from pylabrobot.resources.errors import ResourceNotFoundError
-
 from labtools.config import ConfigError
 from labtools.drivers.pylabrobot.naming import grid_position, items_by_identifier
+from labtools.drivers.pylabrobot.plr import (
+    BioTekPlateReaderBackend,
+    Deck,
+    Plate,
+    PlateReaderBackend,
+    PlateReaderChatterboxBackend,
+    ResourceNotFoundError,
+    Well,
+)
+from labtools.drivers.pylabrobot.plr import (
+    PlateReader as PLRPlateReaderFrontEnd,
+)
 from labtools.drivers.pylabrobot.reader_calls import Grid, ReadCalls
 from labtools.drivers.pylabrobot.reader_errors import MOVE_HINT, reader_errors
 from labtools.errors import (

@@ -23,15 +23,18 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pylabrobot.plate_reading import PlateReader as PLRPlateReaderFrontEnd
-from pylabrobot.plate_reading.bmg_labtech import CLARIOstarBackend
-from pylabrobot.plate_reading.molecular_devices import (
+from labtools.drivers.pylabrobot.internals import md_cutoff_filter
+from labtools.drivers.pylabrobot.plr import (
+    CLARIOstarBackend,
     MolecularDevicesBackend,
+    Plate,
     ReadType,
     SpectrumSettings,
+    Well,
 )
-from pylabrobot.resources import Plate, Well
-
+from labtools.drivers.pylabrobot.plr import (
+    PlateReader as PLRPlateReaderFrontEnd,
+)
 from labtools.errors import InstrumentError, NotSupported, PreconditionFailed
 
 __all__ = ["Grid", "ReadCalls", "SpectrumBackend"]
@@ -164,7 +167,7 @@ class ReadCalls:
             )
         elif plan == "md_lists":
             self._ready(plate)
-            cutoff = backend._get_cutoff_filter_index_from_wavelength(em)
+            cutoff = md_cutoff_filter(backend, em)
             results = await backend.read_fluorescence(
                 plate=plate,
                 excitation_wavelengths=[ex],

@@ -10,10 +10,11 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pylabrobot.plate_reading.molecular_devices import MolecularDevicesError
-from pylabrobot.plate_reading.standard import NoPlateError
-from pylabrobot.resources.errors import ResourceNotFoundError
-
+from labtools.drivers.pylabrobot.plr import (
+    MolecularDevicesError,
+    NoPlateError,
+    ResourceNotFoundError,
+)
 from labtools.errors import (
     InstrumentError,
     NotSupported,

@@ -16,10 +16,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pylabrobot.liquid_handling import LiquidHandler
-from pylabrobot.resources import Container, Coordinate, Plate, Resource, TipSpot
-from pylabrobot.resources.tip_tracker import TipTracker
-
+from labtools.drivers.pylabrobot.internals import (
+    arm_pickups,
+    attach_to_parent,
+    deck_index,
+    detach_from_parent,
+    restore_arm_pickups,
+    restore_deck_index,
+)
+from labtools.drivers.pylabrobot.plr import (
+    Container,
+    Coordinate,
+    LiquidHandler,
+    Plate,
+    Resource,
+    TipSpot,
+    TipTracker,
+)
 from labtools.drivers.pylabrobot.trackers import (
     TipState,
     TrackerSnapshot,
@@ -65,7 +78,7 @@ class HandlerSnapshot:
     def __init__(self, lh: LiquidHandler) -> None:
         resources = lh.deck.get_all_resources()
         self._handler = lh
-        self._index = dict(lh.deck._resources)  # PLR moves re-order the deck's name index
+        self._index = deck_index(lh.deck)  # PLR moves re-order the deck's name index
         self._trackers = TrackerSnapshot(
             containers=[r for r in resources if isinstance(r, Container)],
             spots=[r for r in resources if isinstance(r, TipSpot)],
@@ -73,7 +86,7 @@ class HandlerSnapshot:
         self._head = _head_state(lh.head)
         self._head96 = _head_state(lh.head96)
         self._placements = [_Placement.of(r) for r in resources if isinstance(r, Plate)]
-        self._arms = dict(lh._resource_pickups)
+        self._arms = arm_pickups(lh)
 
     def restore(self) -> None:
         """Put everything back (fires no PLR callbacks, calls no backend)."""
@@ -86,11 +99,8 @@ class HandlerSnapshot:
             _detach(placement.plate)
         for placement in moved:
             _seat(lh, placement)
-        index = lh.deck._resources
-        index.clear()
-        index.update(self._index)
-        for arm in lh._resource_pickups:
-            lh._resource_pickups[arm] = self._arms.get(arm)
+        restore_deck_index(lh.deck, self._index)
+        restore_arm_pickups(lh, self._arms)
 
 
 def _head_state(head: dict[int, TipTracker]) -> dict[int, TipState]:
@@ -113,10 +123,7 @@ def _detach(plate: Plate) -> None:
     if parent is None:
         return
     parent.children.remove(plate)
-    plate.deregister_will_assign_resource_callback(parent._call_will_assign_resource_callbacks)
-    plate.deregister_did_assign_resource_callback(parent._call_did_assign_resource_callbacks)
-    plate.deregister_will_unassign_resource_callback(parent._call_will_unassign_resource_callbacks)
-    plate.deregister_did_unassign_resource_callback(parent._call_did_unassign_resource_callbacks)
+    detach_from_parent(plate, parent)
     plate.parent = None
     plate.location = None
 
@@ -136,7 +143,4 @@ def _seat(lh: LiquidHandler, placement: _Placement) -> None:
     plate.parent = parent
     plate.location = placement.location
     parent.children.insert(placement.index, plate)
-    plate.register_will_assign_resource_callback(parent._call_will_assign_resource_callbacks)
-    plate.register_did_assign_resource_callback(parent._call_did_assign_resource_callbacks)
-    plate.register_will_unassign_resource_callback(parent._call_will_unassign_resource_callbacks)
-    plate.register_did_unassign_resource_callback(parent._call_did_unassign_resource_callbacks)
+    attach_to_parent(plate, parent)

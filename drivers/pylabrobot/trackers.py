@@ -11,11 +11,12 @@ if something else switched them off meanwhile, instead of silently losing track.
 its own queueing raises (a rejected aspirate leaves the well's *pending* volume changed). The
 adapter validates first, so PLR should never refuse; if it or the backend still fails,
 :class:`TrackerSnapshot` puts back the trackers the call touched. It reads and writes tracker
-attributes directly (``volume``/``pending_volume``, ``_tip``/``_pending_tip``/``_tip_origin``),
-which are private to PLR 0.2.2 — the reason for the version pin. A snapshot of the few trackers
-one call touches costs a few µs; a whole-deck ``serialize_all_state`` costs ms and, in 0.2.2,
-loses the volume of a mounted tip. The same snapshots of every tracker on a deck rewind it
-between episodes (:mod:`labtools.drivers.pylabrobot.snapshot`).
+attributes directly (``volume``/``pending_volume``, and through
+:mod:`labtools.drivers.pylabrobot.internals` the tip fields private to PLR 0.2.2) — the reason
+for the version pin. A snapshot of the few trackers one call touches costs a few µs; a
+whole-deck ``serialize_all_state`` costs ms and, in 0.2.2, loses the volume of a mounted tip.
+The same snapshots of every tracker on a deck rewind it between episodes
+(:mod:`labtools.drivers.pylabrobot.snapshot`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pylabrobot.resources import Container, TipSpot
-from pylabrobot.resources.tip_tracker import (
+from labtools.drivers.pylabrobot.internals import set_tip_fields, tip_fields
+from labtools.drivers.pylabrobot.plr import (
+    Container,
+    TipSpot,
     TipTracker,
     does_tip_tracking,
+    does_volume_tracking,
     set_tip_tracking,
+    set_volume_tracking,
 )
-from pylabrobot.resources.volume_tracker import does_volume_tracking, set_volume_tracking
-
 from labtools.errors import InstrumentError
 
 __all__ = [
@@ -95,22 +98,21 @@ TipState = tuple[Any, ...]
 
 def tip_state(tracker: TipTracker) -> TipState:
     """A tip tracker's tip (mounted or pending), the tip's origin and the tips' volumes."""
-    tip = tracker._tip
+    tip, pending, origin = tip_fields(tracker)
     tip_volume = (tip.tracker.volume, tip.tracker.pending_volume) if tip is not None else None
-    pending = tracker._pending_tip
     pending_volume = (
         (pending.tracker.volume, pending.tracker.pending_volume)
         if pending is not None and pending is not tip
         else None
     )
-    return tracker, tip, pending, tracker._tip_origin, tip_volume, pending_volume
+    return tracker, tip, pending, origin, tip_volume, pending_volume
 
 
 def restore_tip(state: TipState, into: TipTracker | None = None) -> None:
     """Put a :func:`tip_state` back, into its own tracker or into ``into``."""
     tracker, tip, pending, origin, tip_volume, pending_volume = state
     tracker = into if into is not None else tracker
-    tracker._tip, tracker._pending_tip, tracker._tip_origin = tip, pending, origin
+    set_tip_fields(tracker, tip, pending, origin)
     if tip is not None and tip_volume is not None:
         tip.tracker.volume, tip.tracker.pending_volume = tip_volume
     if pending is not None and pending_volume is not None:
@@ -119,4 +121,4 @@ def restore_tip(state: TipState, into: TipTracker | None = None) -> None:
 
 def clear_tip(tracker: TipTracker) -> None:
     """Leave ``tracker`` without a tip, as a new one is (fires no callbacks)."""
-    tracker._tip = tracker._pending_tip = tracker._tip_origin = None
+    set_tip_fields(tracker, None, None, None)

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from pylabrobot.plate_reading.backend import PlateReaderBackend
-from pylabrobot.resources import Plate, Well
 
+from labtools.drivers.pylabrobot.plr import Plate, PlateReaderBackend, Well
 from labtools.simulators.plate_reading.absorbance import measured_absorbance
 from labtools.simulators.plate_reading.composition import Absorptivity, gather
 from labtools.simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu

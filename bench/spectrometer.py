@@ -2,9 +2,10 @@
 
 The emulator holds each reply until the exposure has passed on the wall clock, like hardware;
 what is left over is the cost of the stack: driver (replies matched to their requests, MD5
-checksums on: its defaults), OBP framing, transport, socket, emulator physics. Goal: overhead ≤ 5 ms per acquisition. Each row is the median over the repeats of one
-acquisition (1 scan), at the driver level (``_acquire``) and through ``lab.call``.
-The in-process emulator (no real time, no socket) is the anchor: physics + protocol alone.
+checksums on: its defaults), OBP framing, transport, socket, emulator physics. Goal: overhead
+≤ 5 ms per acquisition. Each row is the median over the repeats of one acquisition (1 scan),
+at the driver level (``_acquire``) and through ``lab.call``. The in-process emulator (no real
+time, no socket) is the anchor: physics + protocol alone.
 """
 
 from __future__ import annotations

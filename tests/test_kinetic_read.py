@@ -37,7 +37,7 @@ def _kinetic(lab, wells: list[str], interval_s: float, reads: int, plate: str = 
 
 def test_product_appears_with_the_initial_slope_epsilon_path_v0() -> None:
     setup = rig(seed=8)
-    truth = setup.world.kinetics.enzyme(ALP)
+    truth = setup.world.kinetics.at_work(ALP)  # the constants the wells run on
     eps = float(setup.world.species["p_nitrophenol"].absorptivity(405.0, 10.0))
     path = corning_path_cm(200.0)
     s = 10.0 * truth["km_molar"]

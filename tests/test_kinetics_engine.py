@@ -85,7 +85,7 @@ def _well(world: World, name: str, **molar: float) -> Mixture:
 def test_a_well_follows_the_integrated_law_with_enzyme_decay() -> None:
     """[E](t) = E₀e^(−k_d t): Km·ln(S₀/S) + S₀ − S = kcat·E₀·(1 − e^(−k_d t))/k_d."""
     world = _without_hydrolysis(World(seed=11))
-    truth = world.kinetics.enzyme(ALP)
+    truth = world.kinetics.at_work(ALP)  # the lot's and the day's constants
     s0, e0 = 2.0 * truth["km_molar"], 0.5e-9
     well = _well(world, "plate_1:A1", pnpp=s0, alkaline_phosphatase=e0)
     elapsed = 0.0
@@ -149,6 +149,50 @@ def test_hidden_constants_are_drawn_per_seed_within_their_priors() -> None:
     assert World(seed=7).kinetics.enzyme(ALP) == World(seed=7).kinetics.enzyme(ALP)
 
 
+def test_wells_run_on_the_lot_and_the_day_around_the_reference_constants() -> None:
+    """ln(at work / reference) is normal around 0 with the spreads of kinetics.toml: Km the
+    day's, kcat the lot's and the day's together, Ki the day's; the decay is not varied."""
+    data = KineticsData.default()
+    enzyme, inhibitor = data.enzymes[ALP], data.inhibitors[INHIBITOR]
+    assert (enzyme.lot_sd, enzyme.day_km_sd, enzyme.day_kcat_sd) == (0.10, 0.08, 0.06)
+    assert inhibitor.day_ki_sd == 0.06
+    logs: dict[str, list[float]] = {"km": [], "kcat": [], "ki": []}
+    for seed in range(400):
+        kinetics = World(seed=seed).kinetics
+        truth, work = kinetics.enzyme(ALP), kinetics.at_work(ALP)
+        assert work["kd_per_s"] == truth["kd_per_s"]
+        logs["km"].append(math.log(work["km_molar"] / truth["km_molar"]))
+        logs["kcat"].append(math.log(work["kcat_per_s"] / truth["kcat_per_s"]))
+        ki = kinetics.inhibition(INHIBITOR)["ki_molar"]
+        logs["ki"].append(math.log(kinetics.inhibition_at_work(INHIBITOR)["ki_molar"] / ki))
+    expected = {
+        "km": enzyme.day_km_sd,
+        "kcat": math.hypot(enzyme.lot_sd, enzyme.day_kcat_sd),
+        "ki": inhibitor.day_ki_sd,
+    }
+    for key, sd in expected.items():
+        values = np.array(logs[key])
+        assert abs(values.mean()) < 3.0 * sd / math.sqrt(values.size), key
+        assert values.std() == pytest.approx(sd, rel=0.15), key
+    # without spreads the wells run on the reference constants exactly
+    bare = KineticsData.parse(
+        {
+            "enzyme": {
+                ALP: {
+                    "substrate": PNPP,
+                    "product": PNP,
+                    "km_mM": [1, 2],
+                    "kcat_per_s": [1, 2],
+                    "half_life_h": [1, 2],
+                }
+            }
+        }
+    ).enzymes[ALP]
+    rng = np.random.default_rng(0)
+    assert bare.draw_lot(rng) == {"activity": 1.0}
+    assert bare.draw_day(rng) == {"km": 1.0, "kcat": 1.0}
+
+
 def test_a_reset_world_reacts_as_a_new_one() -> None:
     fresh, reused = World(seed=5), World(seed=9)
     reused.kinetics.enzyme(ALP)
@@ -178,7 +222,8 @@ def test_apparent_constants_follow_the_mechanism(
         for w in (World(seed=s) for s in range(100))
         if w.kinetics.inhibition(INHIBITOR)["mechanism"] == mechanism
     )
-    truth, ki = world.kinetics.enzyme(ALP), world.kinetics.inhibition(INHIBITOR)["ki_molar"]
+    truth = world.kinetics.at_work(ALP)
+    ki = world.kinetics.inhibition_at_work(INHIBITOR)["ki_molar"]
     km, kcat, e0 = truth["km_molar"], truth["kcat_per_s"], 1e-12
     levels = km * np.array([0.2, 0.5, 1.0, 2.0, 5.0])
     seconds = 1.0  # a tiny conversion: initial rates
@@ -214,6 +259,21 @@ def test_apparent_constants_algebra() -> None:
 
 
 def test_priors_refuse_nonsense() -> None:
+    with pytest.raises(ValueError, match="spread"):
+        KineticsData.parse(
+            {
+                "enzyme": {
+                    "e": {
+                        "substrate": "s",
+                        "product": "p",
+                        "km_mM": [1, 2],
+                        "kcat_per_s": [1, 2],
+                        "half_life_h": [1, 2],
+                        "lot_activity_sd": -0.1,
+                    }
+                }
+            }
+        )
     with pytest.raises(ValueError, match="mechanisms"):
         KineticsData.parse(
             {"inhibitor": {"x": {"enzyme": "e", "mechanisms": ["allosteric"], "ki_mM": [1, 2]}}}

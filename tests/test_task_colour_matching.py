@@ -13,7 +13,7 @@ from labtools.simulators.world import Mixture
 
 @pytest.fixture(scope="module")
 def session():
-    with Session("colour_matching") as session:
+    with Session("colour_matching", secret="colour matching tests") as session:
         yield session
 
 
@@ -68,7 +68,7 @@ def test_the_recipe_made_exactly_scores_one(session) -> None:
     session.call_tool("submit_colour_matching", {"well": "plate_2:C3"}).unwrap()
     reward = session.score()
     assert reward.components["rmse_od"] < 1e-9
-    assert reward.raw == pytest.approx(1.0)
+    assert reward.components["outcome"] == pytest.approx(1.0)  # no reading: process 0
     assert reward.validity == 1.0 and reward.success
 
 
@@ -94,7 +94,7 @@ def test_an_empty_or_overfull_well_scores_nothing(session) -> None:
     _made_exactly(session, "plate_1:B2", total_ul=300.0)  # right colour, outside 150–250 µL
     session.call_tool("submit_colour_matching", {"well": "plate_1:B2"}).unwrap()
     overfull = session.score()
-    assert overfull.raw == pytest.approx(1.0) and overfull.validity == 0.0
+    assert overfull.components["outcome"] == pytest.approx(1.0) and overfull.validity == 0.0
     assert overfull.total == 0.0 and not overfull.success
 
 

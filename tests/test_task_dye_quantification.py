@@ -17,7 +17,7 @@ TOOL = "submit_dye_quantification"
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     journals = tmp_path_factory.mktemp("journals")
-    with Session("dye_quantification", journal_dir=journals) as session:
+    with Session("dye_quantification", secret="dye tests", journal_dir=journals) as session:
         session.journals = journals
         yield session
 
@@ -84,7 +84,8 @@ def test_a_zero_or_vanishing_answer_scores_honestly(session) -> None:
     answer = {dye: qty(5e-324 if dye in truth else 0.0, "micromolar") for dye in DYES}
     assert session.call_tool(TOOL, {"concentrations": answer}).ok
     reward = session.score()
-    assert reward.components == {"f1": 0.0, "accuracy": 0.0}
+    assert reward.components["f1"] == 0.0 and reward.components["accuracy"] == 0.0
+    assert reward.components["outcome"] == 0.0
     assert reward.total == 0.0
 
 

@@ -12,6 +12,7 @@ import pytest
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
+from labtools.session.evaluate import EVALUATION_SECRET, evaluate
 from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
 from labtools.simulators.tasks.kinetics_expert import prepare, serial_dilution
 from labtools.simulators.tasks.kinetics_protocol import Assay
@@ -23,13 +24,13 @@ MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")
 
 @pytest.fixture(scope="module")
 def kinetics():
-    with Session("enzyme_kinetics") as session:
+    with Session("enzyme_kinetics", secret="enzyme tests") as session:
         yield session
 
 
 @pytest.fixture(scope="module")
 def inhibition():
-    with Session("enzyme_inhibition") as session:
+    with Session("enzyme_inhibition", secret="enzyme tests") as session:
         yield session
 
 
@@ -118,7 +119,8 @@ def test_kinetics_score_is_the_product_of_two_log_normal_terms(kinetics) -> None
     assert raw(km * 1.1, kcat * 0.9) == pytest.approx(
         math.exp(-(math.log(1.1) ** 2 + math.log(0.9) ** 2) / (2 * TAU**2))
     )
-    assert raw(km * 10, kcat) < 1e-28
+    assert raw(km * 10, kcat) == pytest.approx(math.exp(-(math.log(10.0) ** 2) / (2 * TAU**2)))
+    assert raw(km * 10, kcat) < 1e-12
     assert log_term(0.0, 1.0) == 0.0
     task.submission = None
     assert task.score(kinetics.lab) == {"raw": 0.0}
@@ -170,8 +172,9 @@ def test_expert_beats_naive_and_same_seed_gives_the_same_reward(task, kinetics, 
     session.reset(6)
     session.task.expert(session)
     expert = session.score()
-    assert expert.success and expert.raw > 0.8, expert
-    assert naive.raw < 0.05 and not naive.success, naive
+    # the lot's and the day's factors cap the expert near 10 % (see kinetics.toml)
+    assert expert.success and expert.raw > 0.6, expert
+    assert naive.raw < 0.2 and not naive.success, naive
     session.reset(6)
     session.task.expert(session)
     assert session.score() == expert
@@ -297,5 +300,47 @@ def test_a_component_that_is_not_finite_is_kept_as_text(kinetics, monkeypatch) -
     kinetics.reset(5)
     monkeypatch.setattr(kinetics.task, "score", lambda lab: {"raw": 0.5, "ratio": math.inf})
     reward = kinetics.score()
-    assert reward.components == {"ratio": "inf"}
+    assert reward.components == {"ratio": "inf", "outcome": 0.5}
     assert reward.raw == 0.0  # not terminated: no submission
+
+
+@pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])
+def test_the_wells_constants_differ_from_the_truth_by_the_cited_spread(task) -> None:
+    """What a perfect measurement recovers (the constants at work, per labelled active site)
+    is not the truth: over seeds the ln ratios spread as kinetics.toml says (Km 8 %, kcat
+    √(10² + 6²) ≈ 12 %, Ki 6 %), so submitting it scores well but not 1."""
+    km, kcat, ki, raws = [], [], [], []
+    with Session(task, secret="enzyme spread") as session:
+        for seed in range(150):
+            session.reset(seed)
+            kinetics = session.lab.shared["world"].kinetics
+            truth, work = kinetics.enzyme(ALP), kinetics.at_work(ALP)
+            km.append(math.log(work["km_molar"] / truth["km_molar"]))
+            kcat.append(math.log(work["kcat_per_s"] / truth["kcat_per_s"]))
+            session.task.submission = {
+                "km_molar": work["km_molar"],
+                "kcat_per_s": work["kcat_per_s"],
+            }
+            if task == "enzyme_inhibition":
+                hidden = kinetics.inhibition_at_work(INHIBITOR)
+                ki.append(math.log(hidden["ki_molar"] / kinetics.inhibition(INHIBITOR)["ki_molar"]))
+                session.task.submission |= {
+                    "ki_molar": hidden["ki_molar"],
+                    "mechanism": {m: float(m == hidden["mechanism"]) for m in MECHANISMS},
+                }
+            raws.append(session.task.score(session.lab)["raw"])
+    assert np.std(km) == pytest.approx(0.08, rel=0.2)
+    assert np.std(kcat) == pytest.approx(math.hypot(0.10, 0.06), rel=0.2)
+    if ki:
+        assert np.std(ki) == pytest.approx(0.06, rel=0.2)
+    assert 0.8 < np.mean(raws) < 0.97 and min(raws) > 0.4
+
+
+@pytest.mark.parametrize("task", ["enzyme_kinetics", "enzyme_inhibition"])
+@pytest.mark.parametrize("agent", ["prior", "inversion"])
+def test_shortcuts_without_a_measurement_score_near_zero(task, agent) -> None:
+    """The centre of the prior from the labels, and the package's own values: ≤ 0.2
+    normalised on the evaluation seeds 0–19, with at most two calls and no success."""
+    report = evaluate(task, agent, range(20), secret=EVALUATION_SECRET)
+    assert report.mean_normalized <= 0.2, report
+    assert report.pass_k == 0.0 and report.mean_cost["calls"] <= 2, report

@@ -28,7 +28,7 @@ KEY = "indicator_x"
 
 @pytest.fixture(scope="module")
 def session():
-    with Session("indicator_pka") as session:
+    with Session("indicator_pka", secret="indicator tests") as session:
         yield session
 
 

@@ -13,7 +13,7 @@ from labtools.simulators.tasks.standard_curve import SCALE, StandardCurve, crps_
 
 @pytest.fixture(scope="module")
 def session():
-    with Session("standard_curve") as session:
+    with Session("standard_curve", secret="standard curve tests") as session:
         yield session
 
 
@@ -117,7 +117,8 @@ def test_expert_beats_naive_and_same_seed_gives_same_reward(session) -> None:
         session.reset(seed)
         task.expert(session)
         expert = session.score()
-        assert expert.success and expert.raw > 0.6, expert
+        # the standard is its label ±2 % (1 sd): an honest expert 4 % off still keeps ~0.5
+        assert expert.success and expert.raw > 0.4, expert
         assert naive.raw < 0.05 and not naive.success
     session.reset(1)
     task.expert(session)

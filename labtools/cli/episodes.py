@@ -13,7 +13,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--task", action="append", help="task id (repeatable; default: every task)"
     )
     evaluate.add_argument(
-        "--agent", default="expert", choices=("expert", "naive", "random", "prior", "inversion")
+        "--agent",
+        default=None,
+        choices=("expert", "naive", "random", "prior", "inversion"),
+        help="one scripted agent (default: a table of expert, naive, random, prior and "
+        "inversion per task)",
     )
     evaluate.add_argument(
         "--secret",
@@ -42,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from labtools.session.evaluate import calibrate, evaluate
+    from labtools.session.evaluate import EVALUATION_SECRET, calibrate
     from labtools.session.registry import task_class, task_ids
 
     if args.list:
@@ -54,33 +58,72 @@ def _eval(args: argparse.Namespace) -> int:
     if unknown:
         print(f"labtools eval: unknown task {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    secret = args.secret if args.secret is not None else EVALUATION_SECRET
     for task in tasks:
         if args.calibrate:
             anchors = calibrate(task)
             print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
-            continue
-        seeds = range(args.first_seed, args.first_seed + args.seeds)
-        secret = {} if args.secret is None else {"secret": args.secret}
-        report = evaluate(task, args.agent, seeds, k=args.k, **secret)
-        if args.json:
-            out = report.as_dict()
-            print(
-                json.dumps(
-                    {
-                        key: out[key]
-                        for key in ("task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost")
-                    }
-                )
-            )
+        elif args.agent is None:
+            _table(task, seeds, args.k, args.json, secret)
         else:
-            cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
-            print(
-                f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
-                f"mean reward {report.mean_reward:.3f} (normalised "
-                f"{report.mean_normalized:.3f})  pass^{report.k} {report.pass_k:.3f}  "
-                f"mean raw {report.mean_raw:.3f}  cost: {cost}"
-            )
+            _one_agent(task, args.agent, seeds, args.k, args.json, secret)
     return 0
+
+
+def _one_agent(task: str, agent: str, seeds: range, k: int, as_json: bool, secret: str) -> None:
+    """One line (or one JSON object) for ``agent`` on ``task``."""
+    from labtools.session.evaluate import evaluate
+
+    report = evaluate(task, agent, seeds, k=k, secret=secret)
+    if as_json:
+        out = report.as_dict()
+        keys = ("task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost")
+        print(json.dumps({key: out[key] for key in keys}))
+        return
+    cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
+    print(
+        f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
+        f"mean reward {report.mean_reward:.3f} (normalised "
+        f"{report.mean_normalized:.3f})  pass^{report.k} {report.pass_k:.3f}  "
+        f"mean raw {report.mean_raw:.3f}  cost: {cost}"
+    )
+
+
+_WIDTHS = (10, 7, 7, 6, 6)
+
+
+def _table(task: str, seeds: range, k: int, as_json: bool, secret: str) -> None:
+    """Every table agent on ``task``: a small table, or one JSON object with an entry per
+    agent (``null`` for a shortcut the task does not implement)."""
+    from labtools.session.evaluate import evaluate_agents
+
+    reports = evaluate_agents(task, seeds, k=k, secret=secret)
+    task_id = next((r.task for r in reports.values() if r is not None), task)
+    if as_json:
+        agents = {
+            name: None
+            if r is None
+            else {
+                key: r.as_dict()[key]
+                for key in ("mean_normalized", "pass_k", "mean_reward", "mean_raw", "mean_cost")
+            }
+            for name, r in reports.items()
+        }
+        print(json.dumps({"task": task_id, "seeds": len(seeds), "k": k, "agents": agents}))
+        return
+    print(f"{task_id}: seeds {seeds.start}-{seeds.stop - 1}")
+    print(
+        f"  {'agent':<10} {'normalised':>10} {f'pass^{k}':>7} {'reward':>7} {'raw':>6} {'calls':>6}"
+    )
+    for name, r in reports.items():
+        if r is None:
+            print(f"  {name:<10} {'not implemented by the task':>40}")
+            continue
+        print(
+            f"  {name:<10} {r.mean_normalized:>10.3f} {r.pass_k:>7.3f} {r.mean_reward:>7.3f} "
+            f"{r.mean_raw:>6.3f} {r.mean_cost.get('calls', 0.0):>6.1f}"
+        )
 
 
 def _replay(args: argparse.Namespace) -> int:

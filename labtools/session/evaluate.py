@@ -12,13 +12,25 @@ from labtools.errors import ToolError
 from labtools.session.agents import AGENTS
 from labtools.session.reward import Reward, pass_hat_k
 from labtools.session.session import Session
+from labtools.session.task import Task
 
-__all__ = ["CALIBRATION_SECRET", "EVALUATION_SECRET", "EvalReport", "calibrate", "evaluate"]
+__all__ = [
+    "CALIBRATION_SECRET",
+    "EVALUATION_SECRET",
+    "TABLE_AGENTS",
+    "EvalReport",
+    "calibrate",
+    "evaluate",
+    "evaluate_agents",
+    "implements",
+]
 
 #: the secrets scripted agents are scored under, so that anchors and ``labtools eval`` are
 #: reproducible (an agent being trained never sees either, nor the seed)
 CALIBRATION_SECRET = "labtools calibration"
 EVALUATION_SECRET = "labtools evaluation"
+#: the agents ``labtools eval`` tabulates per task when no agent is named
+TABLE_AGENTS = ("expert", "naive", "random", "prior", "inversion")
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,36 @@ def evaluate(
         mean_raw=statistics.fmean(r.raw for r in rewards),
         mean_cost={key: statistics.fmean(c[key] for c in costs) for key in costs[0]},
     )
+
+
+def implements(task: Task, agent: str) -> bool:
+    """Whether ``task`` can run ``agent``: every task has the expert, naive and random
+    agents; the shortcuts (``prior``, ``inversion``) only where its class defines them."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
+    if agent in ("prior", "inversion"):
+        return getattr(type(task), agent) is not getattr(Task, agent)
+    return True
+
+
+def evaluate_agents(
+    task: str,
+    seeds: Iterable[int],
+    agents: Iterable[str] = TABLE_AGENTS,
+    k: int = 3,
+    *,
+    secret: str = EVALUATION_SECRET,
+) -> dict[str, EvalReport | None]:
+    """:func:`evaluate` of each of ``agents`` on ``task`` over the same seeds, on one session;
+    ``None`` for an agent the task does not implement (:func:`implements`)."""
+    seeds = list(seeds)
+    with Session(task, secret=secret) as session:
+        return {
+            agent: evaluate(task, agent, seeds, k=k, session=session)
+            if implements(session.task, agent)
+            else None
+            for agent in agents
+        }
 
 
 def calibrate(task: str, seeds: Iterable[int] = range(1000, 1050)) -> dict[str, float]:

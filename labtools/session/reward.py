@@ -1,4 +1,5 @@
-"""Rewards: a task's raw outcome, normalised between its naive and expert protocols."""
+"""Rewards: a task's raw score (its outcome, weighed by its process where it has a rubric),
+normalised between its naive and expert protocols."""
 
 from __future__ import annotations
 
@@ -34,8 +35,12 @@ class Reward:
     """The trainer's view of an episode. Never shown to the agent.
 
     ``total = normalized × validity × (0.9 + 0.1 × efficiency)``: correctness dominates; using
-    less of the budget earns at most a tenth. ``components`` are the task's diagnostics (numbers;
-    ``"unscorable"``: why an episode scored 0 without being scored). Every value is finite, so
+    less of the budget earns at most a tenth. For a task with a process rubric
+    (:mod:`labtools.session.process`), ``raw = outcome × (1 − w + w × process)``: the process
+    costs at most the share ``w`` of the outcome and never lifts a wrong one.
+    ``components`` are the task's diagnostics (numbers; with a rubric also ``outcome``,
+    ``process`` and each ``process/<name>``; ``"unscorable"``: why an episode scored 0 without
+    being scored). Every value is finite, so
     a reward is strict JSON: a component that is not is replaced by its text, and logged.
     """
 

@@ -13,6 +13,7 @@ from labtools.journal import Journal
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session.budget import Usage
+from labtools.session.process import Rubric, analyse
 from labtools.session.registry import load_task
 from labtools.session.reward import Reward
 from labtools.session.task import Task
@@ -135,6 +136,11 @@ class Session:
         raw = float(components.pop("raw"))
         if not 0.0 <= raw <= 1.0:  # NaN fails too
             raise ValueError(f"the task's raw score {raw!r} is not within 0–1")
+        rubric = self.task.rubric
+        if rubric is not None:
+            process = self._process(rubric) if self.terminated else {}
+            components.update({"outcome": raw, **process})
+            raw = rubric.combine(raw, process["process"]) if process else 0.0
         validity = self.task.validity(self.lab) if self.terminated else 0.0
         normalized = self.task.anchors.normalize(raw) if self.terminated else 0.0
         efficiency = max(0.0, 1.0 - self.usage.fraction(self.task.budget))
@@ -148,6 +154,16 @@ class Session:
             components=components,
             success=normalized * validity >= self.task.success_at,
         )
+
+    def _process(self, rubric: Rubric) -> dict[str, float]:
+        """The rubric's components from this episode's journal and the lab's end state."""
+        episode = analyse(
+            self.lab.journal.events(),
+            resolve=self.lab.data,
+            submission=self.task.submission,
+            shared=self.lab.shared,
+        )
+        return rubric.score(episode)
 
     # -- the agent's side ----------------------------------------------------------------------
     def tool_names(self) -> list[str]:

@@ -16,6 +16,7 @@ from labtools.config import packaged
 from labtools.instrument import Instrument
 from labtools.lab import Lab
 from labtools.session.budget import Budget
+from labtools.session.process import Rubric
 from labtools.session.reward import Anchors
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class Task(Instrument):
     title: ClassVar[str]
     budget: ClassVar[Budget] = Budget()
     anchors: ClassVar[Anchors]
+    #: the process components of the reward (controls, replicates, range …); ``None``: the
+    #: outcome alone
+    rubric: ClassVar[Rubric | None] = None
     #: normalised reward at or above which an episode counts as a success (pass^k)
     success_at: ClassVar[float] = 0.5
     #: the lab this task runs in: a config file shipped in ``simulators/``

@@ -1,13 +1,24 @@
 """T1 — mix the stock dyes to match a target absorbance spectrum.
 
 Hidden truth per seed: a recipe, two or three of the four food-dye stocks (µL of each in a
-200 µL well). The agent is given the recipe's noise-free, water-referenced absorbance at
-400–700 nm (10 nm steps) in a 200 µL Corning 96 flat well, computed from the stocks' real
-concentrations; never the recipe. It mixes in plate wells and submits one well.
+200 µL well), and what the stocks really hold. The agent is given the recipe's noise-free,
+water-referenced absorbance at 400–700 nm (10 nm steps) in a 200 µL Corning 96 flat well,
+computed from the stocks' real contents; never the recipe. It mixes in plate wells and submits
+one well.
+
+Only measuring earns the score. Inverting the noise-free target is the task's core, so the
+stocks must not be computable: they are food-grade lots dissolved as supplied
+(``colour_matching.toml``), labelled with the concentration as weighed and the specification's
+dye content (85–95 %); each lot's real dye content and weighing error, and each dye batch's ε
+and band positions (``species.toml``), are drawn per seed, and every pipetting channel has its
+own bias. Inverting the target with the species library, the labels (the middle of the stated
+dye content) and the nominal path length, and pipetting once, lands 1–7 % off in each dye
+(0.006–0.07 OD RMSE); the scale below keeps it near 0.15 normalised, while reading the stocks
+and the mix and topping it up lands within 0.008 OD.
 
 Reward from the world's truth, not from readings: the submitted well's real contents give its
 noise-free absorbance at the same wavelengths over its real liquid height; raw =
-exp(−RMSE / s) against the target. Validity: the well holds 150–250 µL.
+exp(−(RMSE / s)²) against the target. Validity: the well holds 150–250 µL.
 """
 
 from __future__ import annotations
@@ -18,18 +29,21 @@ import re
 from typing import Annotated, Any
 
 import numpy as np
+from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from typing_extensions import TypedDict
 
+from labtools.demo.labels import label_micromolar
 from labtools.errors import UnknownResource, brief
 from labtools.instruments.liquid_handler import TipPolicy
-from labtools.lab import VIRTUAL_LAB, Lab
+from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
-from labtools.simulators.plate_reading.layout import PlateLayout, layout_of
+from labtools.simulators.plate_reading.layout import PlateLayout, build_layout, layout_of
+from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import Call, batch, caller, nm, nnls, site_of
-from labtools.simulators.world import Mixture, World
+from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.tool import Arg, tool
 
-__all__ = ["ColourMatching", "target_of"]
+__all__ = ["ColourMatching", "nominal_basis", "target_of"]
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 STOCKS = {
@@ -49,13 +63,14 @@ RECIPE_UL = (8.0, 40.0)
 #: a recipe whose summed spectrum peaks above this (OD) is scaled down to it: the target then
 #: reads within a plate reader's accurate range (physics reference §4: best below ~2 OD)
 PEAK_MAX_OD = 1.8
-#: the score's scale s: an RMSE of 0.02 OD costs a factor e^−1. A careful protocol (stock
+#: the score's scale s: an RMSE of s costs a factor e^−1, of 2s e^−4. 0.01 OD is the plate
+#: reader's photometric accuracy (±1.0 % ±0.010 OD, Synergy HT [physics reference §4]): a mix
+#: the reader cannot tell from the target keeps at least e^−1. A careful protocol (stock
 #: spectra, a fit, the mix read and topped up: :meth:`ColourMatching.expert`) lands at
-#: 0.003 OD on average and within 0.008 OD on evaluation seeds 0–49; 0.02 OD is twice the plate
-#: reader's ±0.010 OD accuracy floor [physics reference §4], so a mix the reader cannot tell
-#: from the target keeps most of the reward, while a mix off by 10 % of a 1 OD band
-#: (≈ 0.05 OD RMSE) keeps under a tenth
-SCALE_OD = 0.02
+#: 0.003 OD on average and within 0.008 OD on evaluation seeds 0–49 (0.5–1 % of each dye); the
+#: Gaussian form leaves it near 1 and takes nearly all from a mix a few per cent off in its
+#: dyes (0.02–0.05 OD), what an unmeasured inversion of the target makes
+SCALE_OD = 0.01
 #: µL of each stock in its 200 µL working dilution (1:10, ≈ 0.75 OD at the dye's peak): its
 #: spectrum is the fit's basis, and it tops the mix up by volumes ten times those of stock,
 #: whose absolute pipetting error (≈ 0.1–0.2 µL) then weighs a tenth as much
@@ -84,6 +99,7 @@ LITERATURE_PEAK_NM = {
 #: a well of the plates, matched whole (``fullmatch``: no trailing newline slips through)
 _WELL = re.compile(rf"({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])")
 _TARGET = re.compile(r"\{[^{}]*\}")
+_CONTENT = re.compile(r"dye content (\d+)-(\d+) %")
 #: one transfer of a batch: source, destination, µL
 Move = tuple[str, str, float]
 
@@ -95,12 +111,15 @@ class Submitted(TypedDict):
 
 class ColourMatching(Task):
     id = "colour_matching"
-    config = VIRTUAL_LAB
+    #: the virtual lab with food-grade dye stocks (their dye content drawn per seed)
+    config = "labtools.simulators:colour_matching.toml"
     title = "Mix the stock dyes to match a target absorbance spectrum"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.00041, expert=0.8843, seeds="1000-1049")
+    anchors = Anchors(naive=0.0, expert=0.9207, seeds="1000-1049")
+    #: process components of the reward (labtools.simulators.tasks.rubrics)
+    rubric = RUBRICS["colour_matching"]
 
     def __init__(self) -> None:
         super().__init__()
@@ -163,7 +182,7 @@ class ColourMatching(Task):
         realised = self._spectrum(lab, contents, well.partition(":")[0])
         rmse = float(np.sqrt(np.mean((realised - self._target) ** 2)))
         return {
-            "raw": math.exp(-rmse / SCALE_OD),
+            "raw": math.exp(-((rmse / SCALE_OD) ** 2)),
             "rmse_od": rmse,
             "volume_ul": contents.volume_ul,
         }
@@ -227,6 +246,28 @@ class ColourMatching(Task):
         call("lh_transfer", **_batch(_mix(volumes, "plate_1:A1", WELL_UL), tips="new"))
         call("submit_colour_matching", well="plate_1:A1")
 
+    def prior(self, session: Session) -> None:
+        """Shortcut: the recipe prior's mean, unread: each dye at its mean volume in a recipe
+        (two or three of four dyes, 8–40 µL each: 15 µL), mixed once and submitted."""
+        call = caller(session)
+        mean_ul = 2.5 / len(DYES) * sum(RECIPE_UL) / 2.0
+        volumes = np.full(len(DYES), mean_ul)
+        call("lh_transfer", **_batch(_mix(volumes, "plate_1:A1", WELL_UL), tips="new"))
+        call("submit_colour_matching", well="plate_1:A1")
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: the target inverted without a reading: each stock's spectrum from the
+        species library, its label's concentration and the nominal path of 200 µL in a Corning
+        96 flat well; the volumes by non-negative least squares, mixed once and submitted."""
+        call = caller(session)
+        target = target_of(session.observation()["task"])
+        labels = call("lh_get_deck")["labels"]
+        basis = nominal_basis({dye: _stated_um(labels[STOCKS[dye]]) for dye in DYES})
+        volumes = nnls(basis, target)
+        volumes[volumes < 1.0] = 0.0  # below the tip's smallest volume
+        call("lh_transfer", **_batch(_mix(volumes, MIX_WELL, WELL_UL), tips="new"))
+        call("submit_colour_matching", well=MIX_WELL)
+
 
 def target_of(statement: str) -> np.ndarray:
     """The target spectrum (OD at :data:`WAVELENGTHS_NM`) as the statement gives it."""
@@ -235,6 +276,28 @@ def target_of(statement: str) -> np.ndarray:
         raise ValueError("the statement holds no target spectrum")
     target = json.loads(match.group())
     return np.array([float(target[f"{w:g}"]) for w in WAVELENGTHS_NM])
+
+
+def nominal_basis(stock_um: dict[str, float]) -> np.ndarray:
+    """Each stock's absorbance per µL in a 200 µL Corning 96 flat well (OD/µL, wavelengths ×
+    dyes in :data:`DYES` order) from the species library's spectra and the stocks' stated
+    concentrations (µM): what the package says, no measurement."""
+    plate = cor_96_wellplate_360uL_Fb(name="nominal")
+    path = float(build_layout(plate, "cross_section").path_cm(np.array([WELL_UL]))[0])
+    library = SpeciesLibrary.default()
+    columns = [
+        library[dye].absorptivity(WAVELENGTHS_NM) * stock_um[dye] * 1e-6 * path / WELL_UL
+        for dye in DYES
+    ]
+    return np.column_stack(columns)
+
+
+def _stated_um(label: str) -> float:
+    """The dye concentration (µM) a stock's label implies: its nominal value times the middle
+    of the dye content it states (1 if it states none)."""
+    content = _CONTENT.search(label)
+    middle = (float(content[1]) + float(content[2])) / 200.0 if content else 1.0
+    return label_micromolar(label) * middle
 
 
 def _draw_recipe(rng: np.random.Generator) -> dict[str, float]:

@@ -1,7 +1,11 @@
 """T2 — identify and quantify the food dyes in an unknown sample.
 
 Hidden truth per seed: which one to three of four dyes the sample holds, and at what
-concentrations (log-uniform). Standards of each dye (labelled, ±1 %) and water are on the deck.
+concentrations (log-uniform), and what the labels do not say: each standard's real concentration
+(its label ±2 %, 1 sd) and each dye batch's ε and band positions (``species.toml``: a few per
+cent and ~1 nm from the library's), the same batch in the standards and the sample. Only the
+sample's spectrum tells its dyes: a submission without a reading (:meth:`DyeQuantification.prior`,
+:meth:`DyeQuantification.inversion`) can only guess from the prior, and scores near 0.
 Reward: F1 of the identities × the mean over the present dyes of exp(−|ln(ĉ/c)| / τ).
 """
 
@@ -19,6 +23,7 @@ from labtools.demo.labels import label_micromolar
 from labtools.demo.protocol import batch
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
@@ -66,7 +71,9 @@ class DyeQuantification(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0098, expert=0.8615, seeds="1000-1049")
+    anchors = Anchors(naive=0.006496, expert=0.7878, seeds="1000-1049")
+    #: process components of the reward (labtools.simulators.tasks.rubrics)
+    rubric = RUBRICS["dye_quantification"]
     limits = DyeLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
@@ -182,6 +189,27 @@ class DyeQuantification(Task):
             "submit_dye_quantification",
             concentrations={d: qty(c, "micromolar") for d, c in guess.items()},
         )
+
+    def prior(self, session: Session) -> None:
+        """Shortcut: no reading; every dye present (each is, half the time) at a twentieth of
+        its standard's labelled concentration, a guess from the labels alone."""
+        labels = caller(session)("lh_get_deck")["labels"]
+        _submit_all(session, {d: label_micromolar(labels[STANDARDS[d]]) / 20.0 for d in DYES})
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: no reading; every dye at the mean of the task's own prior
+        (:data:`RANGES_UM`, log-uniform: (high − low) / ln(high / low)). No package data
+        tells the sample."""
+        means = {d: (hi - lo) / math.log(hi / lo) for d, (lo, hi) in RANGES_UM.items()}
+        _submit_all(session, means)
+
+
+def _submit_all(session: Session, concentrations_um: dict[str, float]) -> None:
+    """Submit ``concentrations_um`` (µM of each dye)."""
+    caller(session)(
+        "submit_dye_quantification",
+        concentrations={d: qty(c, "micromolar", decimals=4) for d, c in concentrations_um.items()},
+    )
 
 
 def _draw_sample(rng: np.random.Generator) -> dict[str, float]:

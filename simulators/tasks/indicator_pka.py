@@ -2,9 +2,11 @@
 
 Hidden truth per seed (``labtools.simulators.world.hidden_species``): the indicator's pKa (uniform
 3.5–9.0) and both forms' spectra (band positions, ε, widths; they always cross at an
-isosbestic point), and each buffer's real pH (its label ±0.02, 1 sd). The agent sees a
-labelled stock ("indicator X 200 µM ±1 %"), ten buffers labelled pH 2.00 … 11.00 and water,
-and submits a pKa p̂ and a one-sd uncertainty σ̂.
+isosbestic point), and each buffer's real pH (its label ±0.02, 1 sd). No library entry is the
+indicator, so without spectra only the prior is left (:meth:`IndicatorPka.prior`,
+:meth:`IndicatorPka.inversion` score near 0). The agent sees a labelled stock ("indicator X
+200 µM ±1 %"), ten buffers labelled pH 2.00 … 11.00 and water, and submits a pKa p̂ and a
+one-sd uncertainty σ̂.
 
 Reward: raw = exp(−CRPS(N(p̂, σ̂²), pKa) / 0.1). For σ̂ = 0 the CRPS is |p̂ − pKa|, so this is
 the reference's exp(−|p̂ − pKa| / 0.1) (environments reference, T5); CRPS being strictly
@@ -25,9 +27,10 @@ from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.pka_fit import pka_posterior
+from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import Call, batch, caller, nm, one, site_of, ul, with_tip
 from labtools.simulators.tasks.standard_curve import crps_normal
-from labtools.simulators.world.hidden_species import MysteryIndicator
+from labtools.simulators.world.hidden_species import PKA_RANGE, MysteryIndicator
 from labtools.tool import Arg, tool
 from labtools.units import Range
 
@@ -63,7 +66,9 @@ class IndicatorPka(Task):
     budget = Budget(calls=150, tips=40, reagent_ul=8000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.2097, expert=0.9268, seeds="1000-1049")
+    anchors = Anchors(naive=0.1836, expert=0.9386, seeds="1000-1049")
+    #: process components of the reward (labtools.simulators.tasks.rubrics)
+    rubric = RUBRICS["indicator_pka"]
     config = "labtools.simulators:indicator_pka.toml"
     limits = PkaLimits()
 
@@ -162,6 +167,23 @@ class IndicatorPka(Task):
         values = np.array([od["values"][w] for w in wells])
         ph = np.array([p for _, p, _ in buffers])
         call("submit_indicator_pka", pka=round(_half_max_ph(ph, values), 4), uncertainty=0.5)
+
+    def prior(self, session: Session) -> None:
+        """Shortcut: no reading; the middle of the labelled buffers' pH range, ± a uniform
+        prior's sd over it (from the labels alone)."""
+        call = caller(session)
+        ph = [p for _, p, _ in buffers_of(call("lh_get_deck")["labels"])]
+        low, high = min(ph), max(ph)
+        middle, sd = (low + high) / 2.0, (high - low) / math.sqrt(12.0)
+        call("submit_indicator_pka", pka=round(middle, 4), uncertainty=round(sd, 4))
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: no reading; the centre and sd of the package's own prior of mystery
+        indicators (``hidden_species.PKA_RANGE``, uniform). No library entry is this
+        indicator: its pKa and spectra are drawn per seed."""
+        low, high = PKA_RANGE
+        middle, sd = (low + high) / 2.0, (high - low) / math.sqrt(12.0)
+        caller(session)("submit_indicator_pka", pka=round(middle, 4), uncertainty=round(sd, 4))
 
 
 def buffers_of(labels: dict[str, str]) -> list[tuple[str, float, float]]:

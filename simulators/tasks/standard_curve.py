@@ -1,8 +1,13 @@
 """T3 — serial dilution, standard curve, and an unknown's concentration with its uncertainty.
 
 Hidden truth per seed: the tartrazine concentration of the unknown sample (log-uniform,
-20–400 µM, as ``virtual_lab.toml`` draws it). A labelled tartrazine standard (±1 %), water and
-a waste trough are on the deck. The agent submits a concentration ĉ and a one-sd uncertainty σ̂.
+20–400 µM, as ``virtual_lab.toml`` draws it), the standard's real concentration (its label
+±2 %, 1 sd) and the tartrazine batch's ε and band positions (a few per cent and ~1 nm from the
+library's, ``species.toml``; the standard and the unknown share the batch). A labelled
+tartrazine standard, water and a waste trough are on the deck. The agent submits a
+concentration ĉ and a one-sd uncertainty σ̂. Without a reading nothing narrows the prior's
+twenty-fold range (:meth:`StandardCurve.prior`, :meth:`StandardCurve.inversion` score near 0),
+and the literature ε converts a reading only to within the batch's few per cent.
 
 Reward: raw = exp(−CRPS(N(ĉ, σ̂²), c) / s) with s = 5 % of the true c. CRPS is a strictly
 proper scoring rule (Gneiting & Raftery 2007): its expectation is lowest for the honest
@@ -17,9 +22,11 @@ from typing import Annotated
 
 import numpy as np
 
+from labtools.demo.labels import label_micromolar
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
@@ -51,7 +58,9 @@ class StandardCurve(Task):
     budget = Budget(calls=250, tips=80, reagent_ul=6000, wells=60, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.00026, expert=0.8675, seeds="1000-1049")
+    anchors = Anchors(naive=0.00024, expert=0.8076, seeds="1000-1049")
+    #: process components of the reward (labtools.simulators.tasks.rubrics)
+    rubric = RUBRICS["standard_curve"]
     limits = CurveLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:
@@ -136,6 +145,34 @@ class StandardCurve(Task):
             concentration=qty(guess, "micromolar"),
             uncertainty=qty(0.1 * guess, "micromolar"),
         )
+
+    def prior(self, session: Session) -> None:
+        """Shortcut: no reading; from the labels alone, the unknown somewhere below its
+        standard: half the standard's labelled concentration, ± a uniform prior's sd."""
+        label = caller(session)("lh_get_deck")["labels"]["reservoir:A2"]
+        top = label_micromolar(label)
+        self._submit(session, top / 2.0, top / math.sqrt(12.0))
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: no reading; the mean and sd of the task's own prior (:data:`RANGE_UM`,
+        log-uniform). No package data tells the unknown."""
+        self._submit(session, *_log_uniform_moments(*RANGE_UM))
+
+    @staticmethod
+    def _submit(session: Session, concentration_um: float, sd_um: float) -> None:
+        caller(session)(
+            "submit_standard_curve",
+            concentration=qty(concentration_um, "micromolar"),
+            uncertainty=qty(sd_um, "micromolar"),
+        )
+
+
+def _log_uniform_moments(low: float, high: float) -> tuple[float, float]:
+    """Mean and standard deviation of a log-uniform distribution on [low, high]."""
+    span = math.log(high / low)
+    mean = (high - low) / span
+    second = (high**2 - low**2) / (2.0 * span)
+    return mean, math.sqrt(second - mean**2)
 
 
 def crps_normal(mean: float, sd: float, observed: float) -> float:

@@ -22,6 +22,13 @@ resolves). Product forms mole for mole; active enzyme decays.
 
 Priors live in ``simulators/data/kinetics.toml``; each seed draws the values once, as hidden
 truth under ``kinetics/<species>`` (plain dicts of floats, so trainers and leak tests see them).
+Those are the enzyme's reference constants, per active site, at the assay's nominal conditions:
+what a task scores against. The wells run on the constants *at work*
+(:meth:`Kinetics.at_work`): kcat times the enzyme lot's activity (active sites per labelled
+active site, ``kinetics/<enzyme>/lot``), and Km, kcat and Ki times the day's factors (the
+assay's real temperature, pH and ionic strength, ``kinetics/<species>/day``), all log-normal
+around 1 with the spreads of ``kinetics.toml``. No measurement in one episode separates them
+from the reference constants: they set the precision a sound protocol reaches.
 """
 
 from __future__ import annotations
@@ -63,6 +70,19 @@ def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float
     return float(np.exp(rng.uniform(np.log(low), np.log(high))))
 
 
+def _log_normal(rng: np.random.Generator, sd: float) -> float:
+    """A factor exp(N(0, sd²)): 1 exactly for ``sd`` 0."""
+    return float(np.exp(rng.normal(0.0, sd))) if sd > 0.0 else 1.0
+
+
+def _spread(raw: Any, where: str) -> float:
+    """A log-normal spread (sd of ln, ≥ 0); 0 when not given."""
+    sd = float(raw) if raw is not None else 0.0
+    if not (math.isfinite(sd) and sd >= 0.0):
+        raise ValueError(f"{where}: a spread needs to be a finite sd of ln ≥ 0, not {raw}")
+    return sd
+
+
 def _bounds(raw: Any, where: str) -> tuple[float, float]:
     low, high = (float(x) for x in raw)
     if not 0 < low <= high:
@@ -80,6 +100,11 @@ class EnzymePrior:
     km_mm: tuple[float, float]
     kcat_per_s: tuple[float, float]
     half_life_h: tuple[float, float]
+    #: sd of ln of the lot's active sites per labelled active site
+    lot_sd: float = 0.0
+    #: sd of ln of the day's factors on Km and on kcat
+    day_km_sd: float = 0.0
+    day_kcat_sd: float = 0.0
 
     def draw(self, rng: np.random.Generator) -> dict[str, float]:
         """Hidden truth: ``km_molar`` (M), ``kcat_per_s`` and ``kd_per_s`` (inactivation)."""
@@ -87,6 +112,14 @@ class EnzymePrior:
         kcat = _log_uniform(rng, self.kcat_per_s)
         half_life_s = _log_uniform(rng, self.half_life_h) * 3600.0
         return {"km_molar": km, "kcat_per_s": kcat, "kd_per_s": math.log(2.0) / half_life_s}
+
+    def draw_lot(self, rng: np.random.Generator) -> dict[str, float]:
+        """The lot's ``activity``: active sites per labelled active site (dimensionless)."""
+        return {"activity": _log_normal(rng, self.lot_sd)}
+
+    def draw_day(self, rng: np.random.Generator) -> dict[str, float]:
+        """The day's factors on Km (``km``) and kcat (``kcat``), dimensionless."""
+        return {"km": _log_normal(rng, self.day_km_sd), "kcat": _log_normal(rng, self.day_kcat_sd)}
 
 
 @dataclass(frozen=True)
@@ -97,11 +130,17 @@ class InhibitorPrior:
     enzyme: str
     mechanisms: tuple[str, ...]
     ki_mm: tuple[float, float]
+    #: sd of ln of the day's factor on Ki
+    day_ki_sd: float = 0.0
 
     def draw(self, rng: np.random.Generator) -> dict[str, Any]:
         """Hidden truth: ``mechanism`` (one of :data:`MECHANISMS`) and ``ki_molar`` (M)."""
         mechanism = self.mechanisms[int(rng.integers(len(self.mechanisms)))]
         return {"mechanism": mechanism, "ki_molar": _log_uniform(rng, self.ki_mm) * 1e-3}
+
+    def draw_day(self, rng: np.random.Generator) -> dict[str, float]:
+        """The day's factor on Ki (``ki``), dimensionless."""
+        return {"ki": _log_normal(rng, self.day_ki_sd)}
 
 
 @dataclass(frozen=True)
@@ -131,6 +170,9 @@ class KineticsData:
                 _bounds(entry["km_mM"], f"enzyme.{key}.km_mM"),
                 _bounds(entry["kcat_per_s"], f"enzyme.{key}.kcat_per_s"),
                 _bounds(entry["half_life_h"], f"enzyme.{key}.half_life_h"),
+                _spread(entry.get("lot_activity_sd"), f"enzyme.{key}.lot_activity_sd"),
+                _spread(entry.get("day_km_sd"), f"enzyme.{key}.day_km_sd"),
+                _spread(entry.get("day_kcat_sd"), f"enzyme.{key}.day_kcat_sd"),
             )
             for key, entry in raw.get("enzyme", {}).items()
         }
@@ -145,7 +187,11 @@ class KineticsData:
             if not mechanisms or unknown:
                 raise ValueError(f"inhibitor.{key}: mechanisms must be among {MECHANISMS}")
             inhibitors[key] = InhibitorPrior(
-                key, entry["enzyme"], mechanisms, _bounds(entry["ki_mM"], f"inhibitor.{key}")
+                key,
+                entry["enzyme"],
+                mechanisms,
+                _bounds(entry["ki_mM"], f"inhibitor.{key}"),
+                _spread(entry.get("day_ki_sd"), f"inhibitor.{key}.day_ki_sd"),
             )
         return cls(enzymes, spontaneous, inhibitors)
 
@@ -244,6 +290,27 @@ class Kinetics:
         """The hidden mechanism and Ki of inhibitor ``key`` for this seed."""
         return self._hidden(f"kinetics/{key}", self.data.inhibitors[key].draw)
 
+    def at_work(self, key: str) -> dict[str, float]:
+        """The constants enzyme ``key``'s wells run on this seed: ``km_molar`` (M) and
+        ``kcat_per_s`` per *labelled* active site (the lot's activity and the day's factors
+        applied), ``kd_per_s`` as drawn."""
+        prior = self.data.enzymes[key]
+        truth = self.enzyme(key)
+        lot = self._hidden(f"kinetics/{key}/lot", prior.draw_lot)
+        day = self._hidden(f"kinetics/{key}/day", prior.draw_day)
+        return {
+            "km_molar": truth["km_molar"] * day["km"],
+            "kcat_per_s": truth["kcat_per_s"] * day["kcat"] * lot["activity"],
+            "kd_per_s": truth["kd_per_s"],
+        }
+
+    def inhibition_at_work(self, key: str) -> dict[str, Any]:
+        """Inhibitor ``key``'s mechanism and its Ki (M) in the wells this seed (the day's
+        factor applied)."""
+        truth = self.inhibition(key)
+        day = self._hidden(f"kinetics/{key}/day", self.data.inhibitors[key].draw_day)
+        return {"mechanism": truth["mechanism"], "ki_molar": truth["ki_molar"] * day["ki"]}
+
     # -- time ----------------------------------------------------------------------------------
     def advance(self, seconds: float) -> None:
         """Let ``seconds`` pass in every container that holds something reactive."""
@@ -295,7 +362,7 @@ class Kinetics:
     ) -> None:
         """One enzyme over ``seconds``: its substrate turned over, its activity decayed."""
         to_molar = _NMOL_PER_UL_TO_MOLAR / volume_ul
-        truth = self.enzyme(key)
+        truth = self.at_work(key)
         kd = truth["kd_per_s"]
         lost = -math.expm1(-kd * seconds)  # fraction of active enzyme lost over the step
         exposure = enzyme * to_molar * (lost / kd if kd > 0.0 else seconds)  # ∫E dt, M·s
@@ -304,7 +371,7 @@ class Kinetics:
         if substrate <= 0.0:
             return
         present = [
-            (self.inhibition(i.key), amounts[i.key] * to_molar)
+            (self.inhibition_at_work(i.key), amounts[i.key] * to_molar)
             for i in self._inhibitors_of.get(key, ())
             if amounts.get(i.key, 0.0) > 0.0
         ]

@@ -5,8 +5,10 @@ Data live in ``simulators/data/species.toml``; every number there carries its ev
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -14,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Band", "Fluorescence", "Form", "Species", "SpeciesLibrary"]
+__all__ = ["Band", "Batch", "Fluorescence", "Form", "Species", "SpeciesLibrary"]
 
 _LN2x4 = 4.0 * math.log(2.0)
 
@@ -60,6 +62,19 @@ class Form:
         at_peak = float(sum(b.shape(np.array(1e7 / lam)) for b in bands))
         return cls(lam, epsilon, bands, 1.0 / at_peak)
 
+    def varied(self, factor: float, shift_nm: float) -> Form:
+        """This form with its ε × ``factor`` and every band ``shift_nm`` (nm) further to the red:
+        another batch of the same dye."""
+        raw = {
+            "lambda_max_nm": self.lambda_max_nm + shift_nm,
+            "epsilon": self.epsilon * factor,
+            "bands": [
+                {"center_nm": b.center_nm + shift_nm, "fwhm_cm1": b.fwhm_cm1, "weight": b.weight}
+                for b in self.bands
+            ],
+        }
+        return Form.build(raw, 1.0, "batch")
+
     def absorptivity(self, nm: np.ndarray) -> np.ndarray:
         """ε(λ) in M⁻¹ cm⁻¹ at the wavelengths ``nm``."""
         wavenumber = 1e7 / np.asarray(nm, dtype=float)
@@ -80,6 +95,20 @@ class Fluorescence:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """How one batch of a species differs from the library's entry (1 sd): its ε, relatively
+    (``epsilon_sd``), and its band positions (``shift_nm_sd``, nm)."""
+
+    epsilon_sd: float = 0.0
+    shift_nm_sd: float = 0.0
+
+    def draw(self, rng: np.random.Generator) -> tuple[float, float]:
+        """A batch's ε factor and band shift (nm): exp(N(0, epsilon_sd²)), N(0, shift_nm_sd²)."""
+        factor = math.exp(self.epsilon_sd * float(rng.standard_normal()))
+        return factor, self.shift_nm_sd * float(rng.standard_normal())
+
+
+@dataclass(frozen=True)
 class Species:
     """A chemical species: forms, optional pKa, fluorescence, luminescence, sources."""
 
@@ -94,6 +123,14 @@ class Species:
     concentration_molar: float | None = None
     ph: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    #: batch-to-batch variation (``None``: every batch is the library's entry)
+    batch: Batch | None = None
+
+    def batch_of(self, factor: float, shift_nm: float) -> Species:
+        """One batch of this species: every form's ε × ``factor``, its bands ``shift_nm`` (nm)
+        to the red (:meth:`Batch.draw`)."""
+        forms = {name: form.varied(factor, shift_nm) for name, form in self.forms.items()}
+        return dataclasses.replace(self, forms=forms)
 
     def base_fraction(self, ph: float) -> float:
         """Fraction in the base form at ``ph`` (1 for species without a pKa)."""
@@ -180,6 +217,7 @@ class SpeciesLibrary:
                 concentration_molar=entry.get("concentration_molar"),
                 ph=entry.get("ph"),
                 sources=dict(entry.get("sources", {})),
+                batch=Batch(**entry["batch"]) if "batch" in entry else None,
             )
         return cls(out)
 
@@ -188,6 +226,9 @@ class SpeciesLibrary:
 
     def __contains__(self, key: object) -> bool:
         return key in self._species
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._species)
 
     def keys(self) -> list[str]:
         return list(self._species)

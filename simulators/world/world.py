@@ -18,21 +18,33 @@ import numpy as np
 from labtools.simulators.world.clock import VirtualClock
 from labtools.simulators.world.kinetics import Kinetics
 from labtools.simulators.world.mixture import Mixture
-from labtools.simulators.world.species import SpeciesLibrary
+from labtools.simulators.world.species import Species, SpeciesLibrary
 from labtools.simulators.world.streams import Streams
 
-__all__ = ["World"]
+__all__ = ["DEFAULT_TOLERANCE", "World"]
 
 T = TypeVar("T")
 
-#: How far a stock's real concentration strays from its label, by how it was made [A]:
-#: dye powders are >= 85 % colouring matter (EU Regulation 231/2012) and are weighed as if pure;
-#: prepared solutions carry a 1 % (1 sd) preparation error.
-_STOCK_GRADES: dict[str, Callable[[np.random.Generator], float]] = {
-    "powder": lambda rng: float(rng.uniform(0.85, 0.95)),
-    "solution": lambda rng: float(rng.normal(1.0, 0.01)),
-    "exact": lambda rng: 1.0,
+#: How far a stock's real concentration strays from its label, by how it was made, given the
+#: label's stated tolerance ``tol`` (relative, 1 sd; default :data:`DEFAULT_TOLERANCE`):
+#:
+#: - ``"powder"``: dye powder dissolved as supplied and weighed as if pure: food-dye powders are
+#:   >= 85 % total colouring matter (EU Regulation 231/2012; 21 CFR 74: >= 85-87 % pure dye),
+#:   commercial lots up to ~95 % [L]: U(0.85, 0.95) × N(1, tol²) whatever the label says
+#:   (``tol``: the weighing and the flask);
+#: - ``"solution"``: a prepared solution of an assayed lot, N(1, tol²): the lot's certified
+#:   content, the weighing and the volumetric flask together (the stock's ``tolerance``, with
+#:   its source beside it in the lab's configuration);
+#: - ``"exact"``: exactly the label.
+_STOCK_GRADES: dict[str, Callable[[np.random.Generator, float], float]] = {
+    "powder": lambda rng, tol: float(rng.uniform(0.85, 0.95) * rng.normal(1.0, tol)),
+    "solution": lambda rng, tol: float(rng.normal(1.0, tol)),
+    "exact": lambda rng, tol: 1.0,
 }
+#: a prepared solution's relative preparation error (1 sd) when its stock states none [A]:
+#: class A volumetric glassware and an analytical balance (ISO 1042: ±0.1 % for a 100 mL
+#: flask; 0.1 mg on a 50 mg weighing, 0.2 %) leave ~1 % with the lot's own assay
+DEFAULT_TOLERANCE = 0.01
 
 
 class World:
@@ -46,6 +58,9 @@ class World:
     ``unknowns``: containers whose composition is drawn per seed: ``well``, ``volume_ul``,
     ``label`` and ``species`` → ``[low_uM, high_uM]`` (drawn log-uniformly).
     ``species``: the library to start from (a copy is kept: ``species`` never changes).
+    ``batches``: whether the world's species come in batches that differ from the library's
+    entries, as each entry's ``batch`` states (hidden truth ``batch/<key>``: ε factor and band
+    shift, drawn per seed; every container holds the same batch of a species).
     """
 
     def __init__(
@@ -55,12 +70,17 @@ class World:
         stocks: Iterable[Mapping[str, Any]] = (),
         unknowns: Iterable[Mapping[str, Any]] = (),
         species: SpeciesLibrary | None = None,
+        batches: bool = False,
     ) -> None:
         self.seed = seed
         self.streams = Streams(seed)
         self.clock = VirtualClock()
         # the world's own library: components put species drawn per seed into it
         self.species = (species or SpeciesLibrary.default()).copy()
+        #: the library's entries of the species drawn in batches, as given
+        self._catalogue: dict[str, Species] = {
+            key: self.species[key] for key in self.species if batches and self.species[key].batch
+        }
         self.labels: dict[str, str] = {}
         self._contents: dict[str, Mixture] = {}
         self._hidden: dict[str, Any] = {}
@@ -145,7 +165,12 @@ class World:
 
     # -- building ------------------------------------------------------------------------------
     def _populate(self) -> None:
-        """Fill the stocks and unknowns (drawing their hidden truth)."""
+        """Draw the species' batches, fill the stocks and unknowns (drawing their hidden truth)."""
+        for key, listed in self._catalogue.items():
+            batch = listed.batch
+            assert batch is not None  # only species with a batch are catalogued
+            factor, shift = self.hidden(f"batch/{key}", batch.draw)
+            self.species.put(listed.batch_of(factor, shift))
         for stock in self._stocks:
             self._fill_stock(stock)
         for unknown in self._unknowns:
@@ -162,11 +187,15 @@ class World:
             if isinstance(species, str)
             else {k: float(v) for k, v in species.items()}
         )
+        tolerance = float(stock.get("tolerance", DEFAULT_TOLERANCE))
+        if not 0.0 <= tolerance < 0.5:
+            raise ValueError(f"stock {well}: tolerance must be within 0-0.5, not {tolerance!r}")
+        draw = _STOCK_GRADES[grade]
         real: dict[str, float] = {}
         for key, molar in labelled.items():
             if key not in self.species:
                 raise ValueError(f"stock {well}: unknown species {key!r}")
-            factor = self.hidden(f"stock/{well}/{key}", _STOCK_GRADES[grade])
+            factor = self.hidden(f"stock/{well}/{key}", lambda rng: draw(rng, tolerance))
             real[key] = molar * factor
         self.fill(well, Mixture.solution(volume, real), stock.get("label", well))
 

@@ -1,11 +1,14 @@
 """What each task's expert protocol costs an agent: calls, characters, virtual hours, reward.
 
-Per task, over calibration seeds 1000–1049: tool calls per episode; characters the model would
-read and write — the tool definitions once (the MCP ``tools/list`` entries, as JSON) plus every
-call's arguments and result (compact JSON); virtual hours on the lab's clock; and the reward
-normalised on the task's anchors (mean, and the worst seed). Beside each, the same figures for
-the one-channel, one-well protocols the experts replaced (:data:`BEFORE`, measured with this
-module at commit 0488b78). Goal: every expert ≤ 25 calls with reward ≥ 0.9 normalised.
+Per task, over evaluation seeds 0–49 (disjoint from the anchors' calibration seeds): tool calls
+per episode; characters the model would read and write — the tool definitions once (the MCP
+``tools/list`` entries, as JSON) plus every call's arguments and result (compact JSON); virtual
+hours on the lab's clock; the reward normalised on the task's anchors (mean, and the worst
+seed); and the raw score. Beside each, the same figures for the one-channel, one-well protocols
+the experts replaced (:data:`BEFORE`, measured with this module at commit 0488b78 on seeds
+1000–1049, under that commit's scoring: raw scores compare only while the scoring is the same;
+normalised ones, each on its own anchors, always). Goal: every expert ≤ 25 calls with reward
+≥ 0.9 normalised.
 
 Run: ``python -m bench.experts`` (``--json`` for one object per task).
 """
@@ -21,10 +24,10 @@ from typing import Any
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session import Session
-from labtools.session.evaluate import CALIBRATION_SECRET, run_episode
+from labtools.session.evaluate import EVALUATION_SECRET, run_episode
 from labtools.session.registry import task_ids
 
-SEEDS = range(1000, 1050)
+SEEDS = range(50)  # evaluation seeds, under the evaluation secret
 MAX_CALLS = 25
 MIN_NORMALISED = 0.9
 
@@ -57,7 +60,7 @@ def _compact(value: Any) -> int:
 
 def cost(task: str, seeds: range = SEEDS) -> Cost:
     """The expert's mean cost per episode over ``seeds``."""
-    session = Session(task, secret=CALIBRATION_SECRET)
+    session = Session(task, secret=EVALUATION_SECRET)
     exchanged = [0]
     acall = session.acall_tool
 
@@ -98,11 +101,11 @@ def main() -> None:
             print(json.dumps({"task": task, **asdict(now)}))
         return
     print(
-        f"expert protocols, mean per episode over seeds {SEEDS.start}–{SEEDS.stop - 1}"
+        f"expert protocols, mean per episode over evaluation seeds {SEEDS.start}–{SEEDS.stop - 1}"
         f" (before → now); goal ≤ {MAX_CALLS} calls, reward ≥ {MIN_NORMALISED} normalised"
     )
-    header = ("task", "calls", "definitions", "args+results", "total chars", "hours", "raw")
-    print("  {:<19} {:>13} {:>11} {:>17} {:>17} {:>12} {:>13}  normalised".format(*header))
+    header = ("task", "calls", "definitions", "args+results", "total chars", "hours")
+    print("  {:<19} {:>13} {:>11} {:>17} {:>17} {:>12}  normalised (worst)  raw".format(*header))
     for task, now in costs.items():
         was = BEFORE.get(task)
         print(
@@ -111,8 +114,8 @@ def main() -> None:
             f" {_pair(was, now, 'exchanged', ',.0f'):>17}"
             f" {_pair(was, now, 'total', ',.0f'):>17}"
             f" {_pair(was, now, 'hours', '.2f'):>12}"
-            f" {_pair(was, now, 'raw', '.3f'):>13}"
-            f"  {now.normalised:.3f} (worst {now.worst:.2f})"
+            f"  {_pair(was, now, 'normalised', '.2f')} ({now.worst:.2f})"
+            f"  {_pair(was, now, 'raw', '.3f')}"
         )
 
 

@@ -117,7 +117,7 @@ class ColourMatching(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0, expert=0.9207, seeds="1000-1049")
+    anchors = Anchors(naive=0.0, expert=0.9240, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["colour_matching"]
 
@@ -216,7 +216,7 @@ class ColourMatching(Task):
         light, which every reading is corrected for. Fit the target by non-negative least
         squares; mix a little less of each stock than the fit asks; then, twice, read the mix
         and top it up from the working dilutions by what the reading shows missing
-        (non-negative least squares again). Submit the mix."""
+        (non-negative least squares again). Read the final mix, then submit it."""
         call = caller(session)
         target = target_of(session.observation()["task"])
         home = site_of(call("lh_get_deck"), "plate_1")
@@ -233,6 +233,8 @@ class ColourMatching(Task):
             if not moves:
                 break
             _pipette(call, home, moves, tips="new")
+        else:
+            _measure(call, [MIX_WELL])  # the mix as submitted, checked
         call("submit_colour_matching", well=MIX_WELL)
 
     def naive(self, session: Session) -> None:

@@ -95,7 +95,7 @@ def _log_ratio(estimate: float, truth: float) -> float:
     return math.log(estimate) - math.log(truth)
 
 
-def _positive(value: float, name: str, unit: str) -> float:
+def positive_value(value: float, name: str, unit: str) -> float:
     if not (math.isfinite(value) and value > 0.0):
         raise OutOfRange(
             f"the {name} must be a finite number > 0, not {value:g} {unit}",
@@ -172,7 +172,7 @@ class EnzymeKinetics(Task):
         all channels (:mod:`labtools.simulators.tasks.kinetics_expert`)."""
         assay = Assay(session)
         est = kinetics_expert(assay)
-        assay.call(f"submit_{self.id}", km=_molar(est.km), kcat=_per_s(est.kcat))
+        assay.call(f"submit_{self.id}", km=molar_qty(est.km), kcat=_per_s(est.kcat))
 
     def naive(self, session: Session) -> None:
         """One well at 25 mM pNPP with the enzyme stock, an endpoint after 10 min converted
@@ -180,22 +180,22 @@ class EnzymeKinetics(Task):
         literature."""
         kcat = _naive_kcat(Assay(session), inhibitor=False)
         session.call_tool(
-            f"submit_{self.id}", {"km": _molar(LITERATURE_KM_M), "kcat": _per_s(kcat)}
+            f"submit_{self.id}", {"km": molar_qty(LITERATURE_KM_M), "kcat": _per_s(kcat)}
         ).unwrap()
 
     def prior(self, session: Session) -> None:
         """No measurement: Km at the centre of the substrate levels the pNPP label allows in
         a well, kcat the median enzyme's."""
-        km = _label_centre(Assay(session), "pnpp")
+        km = label_centre(Assay(session), "pnpp")
         session.call_tool(
-            f"submit_{self.id}", {"km": _molar(km), "kcat": _per_s(MEDIAN_KCAT_PER_S)}
+            f"submit_{self.id}", {"km": molar_qty(km), "kcat": _per_s(MEDIAN_KCAT_PER_S)}
         ).unwrap()
 
     def inversion(self, session: Session) -> None:
         """No measurement: the package's values (the centres of ``kinetics.toml``'s priors,
         the literature Km)."""
         km, kcat, _ = _package_constants()
-        session.call_tool(f"submit_{self.id}", {"km": _molar(km), "kcat": _per_s(kcat)}).unwrap()
+        session.call_tool(f"submit_{self.id}", {"km": molar_qty(km), "kcat": _per_s(kcat)}).unwrap()
 
 
 class EnzymeInhibition(Task):
@@ -246,8 +246,8 @@ class EnzymeInhibition(Task):
     ) -> Submitted:
         """Submit Km, kcat, Ki and the mechanism's probabilities. Ends the episode."""
         constants = _constants(km, kcat)
-        constants["ki_molar"] = _positive(magnitude(ki, "molar"), "ki", "M")
-        constants["mechanism"] = _probabilities(mechanism)
+        constants["ki_molar"] = positive_value(magnitude(ki, "molar"), "ki", "M")
+        constants["mechanism"] = mechanism_probabilities(mechanism)
         self.submission = constants
         return {"received": True}
 
@@ -275,9 +275,9 @@ class EnzymeInhibition(Task):
         est, probabilities = inhibition_expert(assay)
         assay.call(
             f"submit_{self.id}",
-            km=_molar(est.km),
+            km=molar_qty(est.km),
             kcat=_per_s(est.kcat),
-            ki=_molar(est.ki),
+            ki=molar_qty(est.ki),
             mechanism={m: round(probabilities[m], 6) for m in MECHANISMS},
         )
 
@@ -291,9 +291,9 @@ class EnzymeInhibition(Task):
         session.call_tool(
             f"submit_{self.id}",
             {
-                "km": _molar(LITERATURE_KM_M),
+                "km": molar_qty(LITERATURE_KM_M),
                 "kcat": _per_s(kcat),
-                "ki": _molar(ki),
+                "ki": molar_qty(ki),
                 "mechanism": {m: 1.0 / 3.0 for m in MECHANISMS},
             },
         ).unwrap()
@@ -304,9 +304,9 @@ class EnzymeInhibition(Task):
         assay = Assay(session)
         self._submit_unmeasured(
             session,
-            _label_centre(assay, "pnpp"),
+            label_centre(assay, "pnpp"),
             MEDIAN_KCAT_PER_S,
-            _label_centre(assay, "inhibitor"),
+            label_centre(assay, "inhibitor"),
         )
 
     def inversion(self, session: Session) -> None:
@@ -318,9 +318,9 @@ class EnzymeInhibition(Task):
         session.call_tool(
             f"submit_{self.id}",
             {
-                "km": _molar(km),
+                "km": molar_qty(km),
                 "kcat": _per_s(kcat),
-                "ki": _molar(ki),
+                "ki": molar_qty(ki),
                 "mechanism": {m: 1.0 / 3.0 for m in MECHANISMS},
             },
         ).unwrap()
@@ -329,12 +329,12 @@ class EnzymeInhibition(Task):
 # -- helpers -----------------------------------------------------------------------------------
 def _constants(km: Any, kcat: Any) -> dict[str, Any]:
     return {
-        "km_molar": _positive(magnitude(km, "molar"), "km", "M"),
-        "kcat_per_s": _positive(magnitude(kcat, "1 / second"), "kcat", "1/s"),
+        "km_molar": positive_value(magnitude(km, "molar"), "km", "M"),
+        "kcat_per_s": positive_value(magnitude(kcat, "1 / second"), "kcat", "1/s"),
     }
 
 
-def _probabilities(given: Mechanism) -> dict[str, float]:
+def mechanism_probabilities(given: Mechanism) -> dict[str, float]:
     values = {m: float(given[m]) for m in MECHANISMS}  # type: ignore[literal-required]
     for m, p in values.items():
         if not (math.isfinite(p) and 0.0 <= p <= 1.0):
@@ -357,7 +357,7 @@ def _six_digits(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def _molar(value: float) -> QuantityJSON:
+def molar_qty(value: float) -> QuantityJSON:
     """A concentration given in M, as the protocols submit it: mM, six significant digits."""
     return qty(_six_digits(value * 1e3), "millimolar")
 
@@ -367,7 +367,7 @@ def _per_s(value: float) -> QuantityJSON:
     return qty(_six_digits(value), "1 / second")
 
 
-def _label_centre(assay: Assay, key: str) -> float:
+def label_centre(assay: Assay, key: str) -> float:
     """The geometric centre (M) of the levels of stock ``key`` a well can hold
     (:data:`WELL_SPAN`), from its label alone."""
     low, high = WELL_SPAN

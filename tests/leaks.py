@@ -51,13 +51,13 @@ def probe(session: Session, seed: int) -> dict[str, str]:
     observation = session.reset(seed)
     seen = {
         "statement": without_data(observation["task"]),
-        "observation": _dumps({k: v for k, v in observation.items() if k != "task"}),
+        "observation": dumps({k: v for k, v in observation.items() if k != "task"}),
     }
-    seen.update({f"tools/{fmt}": _dumps(session.tools(fmt)) for fmt in FORMATS})
+    seen.update({f"tools/{fmt}": dumps(session.tools(fmt)) for fmt in FORMATS})
     submit = next(name for name in session.tool_names() if name.startswith("submit_"))
     for name, arguments in [*PROBES, (submit, {"nonsense": 1})]:
-        seen[f"call/{name}"] = _dumps(session.call_tool(name, arguments).to_dict())
-    seen["state"] = _dumps(_without_id(session.state()))
+        seen[f"call/{name}"] = dumps(session.call_tool(name, arguments).to_dict())
+    seen["state"] = dumps(without_id(session.state()))
     return seen
 
 
@@ -68,9 +68,9 @@ def without_data(statement: str) -> str:
 
 def seen_by_agent(session: Session, observation: dict[str, Any]) -> str:
     """The observation, the session's and the lab's state, and every tool result."""
-    seen = [_dumps(observation), _dumps(session.state()), _dumps(session.lab.state())]
+    seen = [dumps(observation), dumps(session.state()), dumps(session.lab.state())]
     seen += [
-        _dumps(e.get("data") or e.get("error")) for e in session.lab.journal.events() if "tool" in e
+        dumps(e.get("data") or e.get("error")) for e in session.lab.journal.events() if "tool" in e
     ]
     return " ".join(seen)
 
@@ -100,9 +100,11 @@ def assert_not_revealed(text: str, numbers: list[float], seeds: tuple[int, ...] 
         assert not re.search(rf"(?<![\d.]){seed}(?![\d])", text), f"the seed {seed} appears"
 
 
-def _without_id(state: dict[str, Any]) -> dict[str, Any]:
+def without_id(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` without its ``episode_id`` (random by design)."""
     return {k: v for k, v in state.items() if k != "episode_id"}
 
 
-def _dumps(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """Canonical JSON text, so that two surfaces compare as strings."""
     return json.dumps(value, sort_keys=True, default=repr)

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
 
 import anyio
 import pytest
-from leaks import assert_not_revealed, hidden_numbers, probe, seen_by_agent, without_data
+from leaks import (
+    assert_not_revealed,
+    dumps,
+    hidden_numbers,
+    probe,
+    seen_by_agent,
+    without_data,
+    without_id,
+)
 from mcp import Client
 
 from labtools.errors import ToolError
@@ -71,18 +78,18 @@ def _adapter_views(task: str, secret: str) -> dict[str, str]:
     views: dict[str, str] = {}
     env = LabEnv(task, secret=secret)
     observation, info = env.reset(seed=SEED)
-    views["gym/reset"] = _statement_free(observation) + _dumps(_no_id(info))
+    views["gym/reset"] = _statement_free(observation) + dumps(without_id(info))
     text, reward, *_, step_info = env.step(json.dumps({"tool": "lh_get_deck", "arguments": {}}))
-    views["gym/step"] = text + _dumps([reward, step_info])
+    views["gym/step"] = text + dumps([reward, step_info])
     env.close()
     openenv = LabEnvironment(task, secret=secret)
     first = openenv.reset(seed=SEED)
-    metadata = {**_no_id(first.metadata), "task": without_data(first.metadata["task"])}
-    views["openenv/reset"] = _dumps([first.tools, metadata])
-    views["openenv/tools"] = _dumps(openenv.step(ListToolsAction()).tools)
+    metadata = {**without_id(first.metadata), "task": without_data(first.metadata["task"])}
+    views["openenv/reset"] = dumps([first.tools, metadata])
+    views["openenv/tools"] = dumps(openenv.step(ListToolsAction()).tools)
     deck = openenv.step(CallToolAction("lh_get_deck", {}))
-    views["openenv/step"] = _dumps([deck.result, deck.reward, _no_id(deck.metadata)])
-    views["openenv/state"] = _dumps(_no_id(openenv.state))
+    views["openenv/step"] = dumps([deck.result, deck.reward, without_id(deck.metadata)])
+    views["openenv/state"] = dumps(without_id(openenv.state))
     views.update(anyio.run(_mcp_views, openenv.session))
     openenv.close()
     return views
@@ -95,9 +102,9 @@ async def _mcp_views(session: Session) -> dict[str, str]:
         listed = await client.list_tools()
     text = json.loads(state.contents[0].text)  # type: ignore[union-attr]
     return {
-        "mcp/resources": _dumps([r.uri for r in resources.resources]),
-        "mcp/state": _dumps(_no_id(text)),
-        "mcp/tools": _dumps([t.model_dump(mode="json") for t in listed.tools]),
+        "mcp/resources": dumps([r.uri for r in resources.resources]),
+        "mcp/state": dumps(without_id(text)),
+        "mcp/tools": dumps([t.model_dump(mode="json") for t in listed.tools]),
     }
 
 
@@ -105,12 +112,4 @@ def _statement_free(observation: str) -> str:
     """A Gym observation with its statement's data (colour_matching's target) out."""
     parsed = json.loads(observation)
     parsed["task"] = without_data(parsed["task"])
-    return _dumps(parsed)
-
-
-def _no_id(value: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in value.items() if k != "episode_id"}
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=repr)
+    return dumps(parsed)

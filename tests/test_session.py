@@ -14,7 +14,7 @@ from labtools.session import Session
 from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
 from labtools.session.registry import task_ids
 from labtools.session.replay import replay
-from labtools.simulators.tasks.dye_quantification import DyeQuantification
+from labtools.simulators.tasks.dye_quantification import PRESENT_UM, DyeQuantification
 
 TASK = "dye_quantification"
 DYE_NAMES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
@@ -22,7 +22,7 @@ DYE_NAMES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 
 @pytest.fixture(scope="module")
 def session():
-    with Session(TASK) as instance:
+    with Session(TASK, secret="test-session") as instance:
         yield instance
 
 
@@ -69,7 +69,7 @@ def test_the_expert_is_scored_from_hidden_truth(session) -> None:
     session.task.expert(session)
     reward = session.score()
     truth = session.lab.shared["world"].hidden_truth()["task/dye_quantification"]
-    claimed = {k for k, v in session.task.submission.items() if v > 0}
+    claimed = {k for k, v in session.task.submission.items() if v > PRESENT_UM}
     assert claimed == set(truth)
     assert reward.components["f1"] == 1.0
     for dye, true_um in truth.items():
@@ -195,7 +195,7 @@ def test_rollout_with_a_provider_sdk_against_a_scripted_endpoint() -> None:
         "content": [{"type": "text", "text": "Submitted."}],
         "stop_reason": "end_turn",
     }
-    with ScriptedEndpoint([turn, final]) as endpoint, Session(TASK) as session:
+    with ScriptedEndpoint([turn, final]) as endpoint, Session(TASK, secret="test-session") as session:
         client = anthropic.Anthropic(base_url=endpoint.url, api_key="x", max_retries=0)
         run, reward = rollout(client, "m", session, seed=9, provider="anthropic")
     assert run.stopped == "ended" and run.turns == 1 and session.terminated

@@ -32,7 +32,7 @@ def _builtin_task_classes() -> dict[str, type[Task]]:
 def test_every_builtin_task_is_registered_under_its_id() -> None:
     classes = _builtin_task_classes()
     assert task_ids() == sorted(classes)
-    assert len(classes) == 7
+    assert len(classes) == 8
     for task_id, cls in classes.items():
         assert task_class(task_id) is cls
 

@@ -17,10 +17,12 @@ import numpy as np
 
 __all__ = [
     "ALL_COMMANDS",
+    "DEVICE_COMMANDS",
     "GET_INTEGRATION_TIME",
     "GET_RAW_SPECTRUM",
     "GET_SCANS_TO_AVERAGE",
     "GET_SERIAL_NUMBER",
+    "GET_SERIAL_NUMBER_LENGTH",
     "GET_WAVELENGTH_COEFFICIENT",
     "GET_WAVELENGTH_COEFFICIENT_COUNT",
     "SET_INTEGRATION_TIME",
@@ -131,6 +133,9 @@ class Command(Generic[R]):
 
 
 GET_SERIAL_NUMBER: Command[str] = Command("get serial number", 0x00000100, reply=Text(16))
+GET_SERIAL_NUMBER_LENGTH: Command[int] = Command(  # bytes of the serial number
+    "get serial number length", 0x00000101, reply=Scalar("<B")
+)
 GET_RAW_SPECTRUM: Command[np.ndarray] = Command("get raw spectrum", 0x00101100, reply=Pixels16())
 GET_INTEGRATION_TIME: Command[int] = Command(  # µs
     "get integration time", 0x00110000, reply=Scalar("<I")
@@ -155,6 +160,7 @@ GET_WAVELENGTH_COEFFICIENT: Command[float] = Command(  # request: index; reply: 
     "get wavelength coefficient", 0x00180101, request=Scalar("<B"), reply=Scalar("<f")
 )
 
+#: the commands this project's OBP driver sends
 ALL_COMMANDS: tuple[Command[Any], ...] = (
     GET_SERIAL_NUMBER,
     GET_RAW_SPECTRUM,
@@ -167,3 +173,6 @@ ALL_COMMANDS: tuple[Command[Any], ...] = (
     GET_WAVELENGTH_COEFFICIENT_COUNT,
     GET_WAVELENGTH_COEFFICIENT,
 )
+#: every command an OBP device answers here: the driver's, and those other hosts send first
+#: (python-seabreeze reads the serial number's length before the serial number)
+DEVICE_COMMANDS: tuple[Command[Any], ...] = (*ALL_COMMANDS, GET_SERIAL_NUMBER_LENGTH)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labtools.errors import OutOfRange
 from labtools.instruments.spectrometer import SpectrometerLimits
 from labtools.units import Range
 
@@ -44,6 +45,20 @@ class DeviceModel:
             raise ValueError(f"{self.name}: bad integration range")
         if self.pixels < 1 or self.full_scale < 1 or self.integration_step_us < 1:
             raise ValueError(f"{self.name}: pixels, full scale and step must be positive")
+
+    def integration_micros(self, seconds: float) -> int:
+        """Seconds → whole device steps of µs; out of range is :class:`OutOfRange` (``/time``),
+        never clipped."""
+        step = self.integration_step_us
+        micros = round(seconds * 1e6 / step) * step
+        if not self.integration_min_us <= micros <= self.integration_max_us:
+            low, high = self.integration_min_us / 1000, self.integration_max_us / 1000
+            raise OutOfRange(
+                f"integration time {seconds * 1e3:g} ms is outside the {self.name}'s range",
+                field="/time",
+                hint=f"{low:g}–{high:g} millisecond",
+            )
+        return micros
 
     def limits(self) -> SpectrometerLimits:
         """The tool-level limits (integration time in ms, scans per call)."""

@@ -364,16 +364,7 @@ class OBPSpectrometer(Spectrometer):
     # -- helpers -------------------------------------------------------------------------------
     def _to_device_micros(self, seconds: float) -> int:
         """Seconds → whole device steps of µs; out-of-range is an error, never clipped."""
-        model = self.model
-        micros = round(seconds * 1e6 / model.integration_step_us) * model.integration_step_us
-        if not model.integration_min_us <= micros <= model.integration_max_us:
-            low, high = model.integration_min_us / 1000, model.integration_max_us / 1000
-            raise OutOfRange(
-                f"integration time {seconds * 1e3:g} ms is outside the {model.name}'s range",
-                field="/time",
-                hint=f"{low:g}–{high:g} millisecond",
-            )
-        return micros
+        return self.model.integration_micros(seconds)
 
     def _need_link(self) -> OBPLink:
         if self._link is None:

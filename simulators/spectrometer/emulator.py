@@ -50,7 +50,7 @@ __all__ = ["OBPEmulator", "OBPSession"]
 log = logging.getLogger(__name__)
 
 _START = struct.pack("<H", 0xC0C1)
-_COMMANDS: dict[int, m.Command[Any]] = {c.message_type: c for c in m.ALL_COMMANDS}
+_COMMANDS: dict[int, m.Command[Any]] = {c.message_type: c for c in m.DEVICE_COMMANDS}
 
 
 class _Refused(Exception):
@@ -92,6 +92,7 @@ class OBPEmulator:
         world.on_reset(self._power_on)
         self._handlers: dict[int, Callable[..., Any]] = {
             m.GET_SERIAL_NUMBER.message_type: lambda: self.serial_number,
+            m.GET_SERIAL_NUMBER_LENGTH.message_type: lambda: len(self.serial_number),
             m.GET_RAW_SPECTRUM.message_type: self._spectrum,
             m.GET_INTEGRATION_TIME.message_type: lambda: self.integration_us,
             m.SET_INTEGRATION_TIME.message_type: self._set_integration,

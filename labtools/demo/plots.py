@@ -94,15 +94,16 @@ def spectrum_plot(spectrum: dict[str, Any], path: Path, title: str) -> Path:
     keep = (nm >= 350) & (nm <= 750)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     ax.plot(nm[keep], absorbance[keep], lw=1)
-    peak = spectrum["peak_wavelength"]["value"]
-    ax.axvline(peak, ls="--", lw=0.8, color="gray")
-    ax.annotate(
-        f"peak {peak:.0f} nm",
-        (peak, spectrum["peak_absorbance"]),
-        textcoords="offset points",
-        xytext=(8, -4),
-        fontsize=8,
-    )
+    if spectrum["peak_wavelength"] is not None:  # null: no band stands above the noise
+        peak = spectrum["peak_wavelength"]["value"]
+        ax.axvline(peak, ls="--", lw=0.8, color="gray")
+        ax.annotate(
+            f"peak {peak:.0f} nm",
+            (peak, spectrum["peak_absorbance"]),
+            textcoords="offset points",
+            xytext=(8, -4),
+            fontsize=8,
+        )
     ax.set_xlabel("wavelength (nm)")
     ax.set_ylabel("absorbance (OD, 1 cm)")
     ax.set_title(title)

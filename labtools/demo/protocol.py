@@ -329,6 +329,12 @@ class DyeQuantification:
         self.call("lh_drop_tips", channels=[0])
         spectrum = self.call("spec_measure_absorbance", scans=10)
         full = self.lab.data(spectrum["data"])
+        if spectrum["peak_absorbance"] is None:
+            raise ToolError.of(
+                "precondition_failed",
+                "the cuvette's spectrum shows no band above the noise",
+                hint="check the sample went into the cuvette and the lamp is on",
+            )
         cuvette_um = spectrum["peak_absorbance"] / TARTRAZINE_EPSILON * 1e6  # 1 cm path
         return {**spectrum, "full": full}, cuvette_um * (blank_ul + sample_ul) / sample_ul
 

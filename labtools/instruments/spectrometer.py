@@ -1,8 +1,9 @@
 """The spectrometer interface: a CCD array spectrometer reading a cuvette.
 
 The front end keeps the dark and reference spectra and computes absorbance
-``A = -log10((S - D) / (R - D))``; a driver implements the hooks: set the integration time, acquire
-averaged counts, and report its wavelength calibration and full scale.
+``A = -log10((S - D) / (R - D))`` (:mod:`.absorbance`: which pixels have one, and the peak); a
+driver implements the hooks: set the integration time, acquire averaged counts, and report its
+wavelength calibration and full scale.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing_extensions import TypedDict
 
 from labtools.errors import PreconditionFailed
 from labtools.instrument import DataSnapshot, Instrument
+from labtools.instruments.absorbance import Reason, analyse
 from labtools.progress import report_progress
 from labtools.tool import Arg, tool
 from labtools.units import Duration, QuantityJSON, Range, magnitude, qty
@@ -25,6 +27,7 @@ __all__ = [
     "AbsorbanceSpectrumResult",
     "CountsSpectrum",
     "IntegrationTimeSet",
+    "MaskedRange",
     "Spectrometer",
     "SpectrometerLimits",
     "SpectrometerSnapshot",
@@ -41,10 +44,16 @@ class SpectrometerLimits:
     scans: Range = Range(1, 100)
     #: spacing of the inline (compact) spectrum in results; full data stays behind the handle
     compact_step_nm: float = 10.0
+    #: pixels within this fraction of full scale in the sample or reference count as saturated
+    saturation_margin: float = 0.02
     #: pixels whose reference light is below this fraction of its peak have no absorbance
     min_reference_fraction: float = 0.01
-    #: the reported peak is the maximum of the spectrum averaged over this window (nm)
+    #: ... or below this many times its own noise (ICH Q2(R1) quantitation limit, S:N 10:1)
+    min_reference_snr: float = 10.0
+    #: the reported peak is the maximum of the spectrum averaged over this window (nm) ...
     peak_window_nm: float = 4.0
+    #: ... standing above zero absorbance by this many times its noise (else no peak)
+    peak_significance: float = 6.0
 
 
 class IntegrationTimeSet(TypedDict):
@@ -61,14 +70,23 @@ class CountsSpectrum(TypedDict):
     data: str
 
 
+class MaskedRange(TypedDict):
+    """Pixels from start to stop (in the result's wavelength_unit) that have no absorbance."""
+
+    start: float
+    stop: float
+    reason: Reason
+
+
 class AbsorbanceSpectrumResult(TypedDict):
     integration_time: QuantityJSON
     scans: int
-    peak_wavelength: QuantityJSON
-    peak_absorbance: float
+    peak_wavelength: QuantityJSON | None
+    peak_absorbance: float | None
     wavelengths: list[float]
     wavelength_unit: str
     absorbance: list[float | None]
+    masked: list[MaskedRange]
     saturated_pixels: int
     data: str
 
@@ -80,6 +98,7 @@ _SCANS = "Number of scans to average; noise falls as 1/sqrt(scans)."
 class _Stored:
     counts: np.ndarray
     integration_s: float
+    scans: int = 1
 
 
 @dataclass(frozen=True)
@@ -125,7 +144,7 @@ class Spectrometer(Instrument):
     ) -> CountsSpectrum:
         """Acquire and keep the dark spectrum (light path shuttered) at the current time."""
         counts = await self._scan(scans, dark=True)
-        self._dark = _Stored(counts, self._current_integration())
+        self._dark = _Stored(counts, self._current_integration(), scans)
         return self._counts_result(counts, scans)
 
     @tool(idempotent=True, long_running=True)  # replaces the kept reference spectrum
@@ -135,7 +154,7 @@ class Spectrometer(Instrument):
         """Acquire and keep the reference spectrum: the cuvette as it is now (fill it with
         blank first)."""
         counts = await self._scan(scans, dark=False)
-        self._reference = _Stored(counts, self._current_integration())
+        self._reference = _Stored(counts, self._current_integration(), scans)
         return self._counts_result(counts, scans)
 
     @tool(read_only=True, long_running=True)
@@ -152,29 +171,36 @@ class Spectrometer(Instrument):
     ) -> AbsorbanceSpectrumResult:
         """Measure the absorbance spectrum of the cuvette against the kept dark and reference.
 
-        The peak is that of the spectrum smoothed over a few nm, so single-pixel noise does not
-        move it.
-        Pixels saturated in the sample or reference, or with under 1 % of the reference's peak
-        light, give null.
+        Pixels without a measurable absorbance are null, and masked lists them as ranges with
+        the reason: saturated (sample or reference within 2 % of full scale), no_light (the
+        light path passes too little: reference light under 10 times its noise or under 1 % of
+        its peak, as below the UV cut-off) or opaque (no light detected through the sample:
+        under 3 times its noise).
+        The peak is the highest point of the spectrum smoothed over a few nm that stands clear
+        of noise, located on the band's top; peak_wavelength and peak_absorbance are null when
+        nothing absorbs above noise (a blank against itself) or when the highest point borders
+        an opaque range (the band's top was not measured: dilute the sample).
         """
         integration = self._current_integration()
         dark = self._kept(self._dark, "dark", integration)
         reference = self._kept(self._reference, "reference", integration)
         sample = await self._scan(scans, dark=False)
         wavelengths = self.wavelengths()
-        full = self.full_scale()
-        signal = sample - dark.counts
-        light = reference.counts - dark.counts
-        saturated = (sample >= full) | (reference.counts >= full)
-        # where the reference has almost no light (the lamp's and grating's far ends) the ratio
-        # is noise, not absorbance: keep pixels with at least 1 % of the reference's peak light
-        dim = light < self.limits.min_reference_fraction * max(float(light.max()), 1.0)
-        bad = saturated | dim | (signal <= 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            absorbance = np.where(bad, np.nan, -np.log10(signal / light))
-        smooth = _boxcar(absorbance, wavelengths, self.limits.peak_window_nm)
-        finite = np.where(np.isnan(smooth), -np.inf, smooth)
-        peak = int(np.argmax(finite)) if np.isfinite(finite).any() else 0
+        limits = self.limits
+        result = analyse(
+            np.asarray(sample, dtype=float),
+            np.asarray(reference.counts, dtype=float),
+            np.asarray(dark.counts, dtype=float),
+            scans=(scans, reference.scans, dark.scans),
+            wavelengths=wavelengths,
+            full_scale=self.full_scale(),
+            saturation_margin=limits.saturation_margin,
+            min_snr=limits.min_reference_snr,
+            min_fraction=limits.min_reference_fraction,
+            window_nm=limits.peak_window_nm,
+            significance=limits.peak_significance,
+        )
+        absorbance = result.values
         grid, compact = self._compact(wavelengths, absorbance)
         handle = self.data.put(
             {
@@ -183,15 +209,21 @@ class Spectrometer(Instrument):
                 "absorbance": [None if np.isnan(a) else float(a) for a in absorbance],
             }
         )
+        masked: list[MaskedRange] = [
+            {"start": round(a, 2), "stop": round(b, 2), "reason": reason}
+            for a, b, reason in result.masked_ranges(wavelengths)
+        ]
+        peak_nm, peak_a = result.peak_nm, result.peak_absorbance
         return {
             "integration_time": qty(integration * 1e3, "millisecond"),
             "scans": scans,
-            "peak_wavelength": qty(round(float(wavelengths[peak]), 2), NM),
-            "peak_absorbance": round(float(finite[peak]), 4) if np.isfinite(finite[peak]) else 0.0,
+            "peak_wavelength": None if peak_nm is None else qty(round(peak_nm, 2), NM),
+            "peak_absorbance": None if peak_a is None else round(peak_a, 4),
             "wavelengths": grid,
             "wavelength_unit": NM,
             "absorbance": compact,
-            "saturated_pixels": int(saturated.sum()),
+            "masked": masked,
+            "saturated_pixels": result.saturated_pixels,
             "data": handle,
         }
 
@@ -294,17 +326,3 @@ class Spectrometer(Instrument):
     @abstractmethod
     def full_scale(self) -> float:
         """The ADC's largest count (a pixel at it is saturated)."""
-
-
-def _boxcar(values: np.ndarray, wavelengths: np.ndarray, window_nm: float) -> np.ndarray:
-    """``values`` averaged over a moving window of about ``window_nm`` (NaN-aware)."""
-    spacing = float(np.median(np.diff(wavelengths))) if wavelengths.size > 1 else 1.0
-    width = max(round(window_nm / spacing), 1)
-    if width == 1:
-        return values
-    kernel = np.ones(width)
-    valid = ~np.isnan(values)
-    sums = np.convolve(np.where(valid, values, 0.0), kernel, mode="same")
-    counts = np.convolve(valid.astype(float), kernel, mode="same")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(valid & (counts > 0), sums / counts, np.nan)

@@ -2,8 +2,10 @@
 
 counts = offset + g · Poisson((rate + dark) · t) + Normal(0, read noise), digitised and clipped to
 the ADC range [0, full scale]; a pixel whose charge exceeds the range reads exactly full scale.
-Averaged scans are each digitised first, then averaged and rounded to whole counts, as a device
-that returns 16-bit averages would.
+The gain g (counts per photoelectron) and the read noise (counts) come from the model's profile:
+single-scan dark noise and S:N at full signal as published (:mod:`.profiles`). Averaged scans are
+each digitised first, then averaged and rounded to whole counts, as a device that returns 16-bit
+averages would.
 """
 
 from __future__ import annotations
@@ -29,6 +31,6 @@ class CCD:
         shape = (scans, mean_e.size)
         electrons = self.rng.poisson(mean_e, size=shape).astype(float)
         analog = p.offset_counts + p.gain * electrons
-        analog += self.rng.normal(0.0, p.read_noise_e * p.gain, size=shape)
+        analog += self.rng.normal(0.0, p.dark_noise_counts, size=shape)
         digital = np.clip(np.floor(analog), 0.0, float(p.model.full_scale))
         return np.rint(digital.mean(axis=0)).astype(np.uint16)

@@ -1,28 +1,35 @@
-"""The reference lamp and the spectrometer's spectral response. All shapes are [A].
+"""The reference lamp and the spectrometer's spectral response; constants and their sources in
+``simulators/data/spectrometer.toml`` (``[light_path]``).
 
 The lamp is a deuterium–halogen source: a tungsten-halogen filament (a 3000 K Planck photon
-spectrum) plus a smooth deuterium UV continuum. The deuterium emission lines (486, 656 nm) are
-left out. The response folds grating efficiency, silicon detector QE and fibre transmission into
-one broad curve with a UV cut-off near 235 nm. Their product, normalised to 1 at its maximum
-over 180–1000 nm, gives the relative photoelectron rate per pixel.
+spectrum) plus a smooth deuterium UV continuum. The response folds grating efficiency, silicon
+detector QE and fibre transmission into one broad curve with a soft UV edge near 235 nm, times a
+window term that is exactly zero below 190 nm: nothing reaches the detector there (oxygen in the
+air path, the fibre and grating's UV limit). Their product, normalised to 1 at its maximum over
+180–1000 nm, gives the relative photoelectron rate per pixel.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relative_rate"]
+from labtools.simulators.spectrometer.profiles import spectrometer_data
 
-_H = 6.62607015e-34  # J s
-_C = 2.99792458e8  # m/s
-_K = 1.380649e-23  # J/K
+__all__ = ["relative_rate", "window"]
 
-FILAMENT_K = 3000.0  # [A] halogen colour temperature
-DEUTERIUM_WEIGHT = 2.0  # [A] continuum at 200 nm relative to the filament at 700 nm
-DEUTERIUM_DECAY_NM = 90.0  # [A]
-RESPONSE_PEAK_NM = 500.0  # [A]
-RESPONSE_WIDTH_NM = 250.0  # [A]
-UV_CUTOFF_NM = 235.0  # [A] fibre/window transmission edge
+_H = 6.62607015e-34  # J s (SI, exact)
+_C = 2.99792458e8  # m/s (SI, exact)
+_K = 1.380649e-23  # J/K (SI, exact)
+
+_PATH = spectrometer_data()["light_path"]
+FILAMENT_K = float(_PATH["filament_k"])
+DEUTERIUM_WEIGHT = float(_PATH["deuterium_weight"])
+DEUTERIUM_DECAY_NM = float(_PATH["deuterium_decay_nm"])
+RESPONSE_PEAK_NM = float(_PATH["response_peak_nm"])
+RESPONSE_WIDTH_NM = float(_PATH["response_width_nm"])
+UV_EDGE_NM = float(_PATH["response_uv_edge_nm"])
+WINDOW_ZERO_NM = float(_PATH["window_zero_nm"])
+WINDOW_FULL_NM = float(_PATH["window_full_nm"])
 
 
 def _filament(nm: np.ndarray) -> np.ndarray:
@@ -40,9 +47,17 @@ def _deuterium(nm: np.ndarray) -> np.ndarray:
     return DEUTERIUM_WEIGHT * np.exp(-(nm - 200.0) / DEUTERIUM_DECAY_NM) * rise
 
 
+def window(nm: np.ndarray) -> np.ndarray:
+    """Transmission of the UV limit (0–1): 0 up to 190 nm, a smooth step, 1 from 205 nm."""
+    x = np.clip(
+        (np.asarray(nm, dtype=float) - WINDOW_ZERO_NM) / (WINDOW_FULL_NM - WINDOW_ZERO_NM), 0, 1
+    )
+    return x * x * (3.0 - 2.0 * x)
+
+
 def _response(nm: np.ndarray) -> np.ndarray:
-    cutoff = 1.0 / (1.0 + np.exp(-(nm - UV_CUTOFF_NM) / 12.0))
-    return np.exp(-(((nm - RESPONSE_PEAK_NM) / RESPONSE_WIDTH_NM) ** 2)) * cutoff
+    edge = 1.0 / (1.0 + np.exp(-(nm - UV_EDGE_NM) / 12.0))
+    return np.exp(-(((nm - RESPONSE_PEAK_NM) / RESPONSE_WIDTH_NM) ** 2)) * edge * window(nm)
 
 
 def _unnormalised(nm: np.ndarray) -> np.ndarray:
@@ -53,5 +68,6 @@ _NORM = float(_unnormalised(np.linspace(180.0, 1000.0, 8201)).max())
 
 
 def relative_rate(nm: np.ndarray) -> np.ndarray:
-    """Lamp × response at ``nm`` (wavelengths in nm), 1 at the brightest wavelength."""
+    """Lamp × response at ``nm`` (wavelengths in nm), 1 at the brightest wavelength, 0 where
+    the light path passes nothing."""
     return _unnormalised(np.asarray(nm, dtype=float)) / _NORM

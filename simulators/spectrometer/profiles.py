@@ -1,33 +1,43 @@
-"""Detector and optics constants of each emulated model, with their evidence tags.
+"""Detector and optics constants of each emulated model, read from
+``simulators/data/spectrometer.toml`` (every number there carries its evidence tag and source).
 
-[V] confirmed in the named source, [L] recalled literature/datasheet value, [A] assumption,
-[C] computed from other rows (physics reference §7 for the Flame numbers).
+A model is given by what a user measures in counts — single-scan dark noise, S:N at full
+signal, offset, dark and lamp rates — and the detector's gain and well follow from them [C]:
+``gain = ((S_max / snr)² − dark_noise²) / S_max`` counts per photoelectron, ``S_max = full scale −
+offset`` (the derivation, worked through for the Flame-S, heads the data file).
 """
 
 from __future__ import annotations
 
-import math
+import tomllib
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
 
 from labtools.drivers.ocean.models import DeviceModel, get_model
 
-__all__ = ["PROFILES", "DetectorProfile", "get_profile"]
+__all__ = ["PROFILES", "DetectorProfile", "ProfileError", "get_profile", "spectrometer_data"]
+
+
+class ProfileError(ValueError):
+    """A model's numbers in the data file cannot describe a detector."""
 
 
 @dataclass(frozen=True)
 class DetectorProfile:
-    """How one model turns light into counts."""
+    """How one model turns light into counts (all rates per pixel)."""
 
     model: DeviceModel
-    #: photoelectrons at ADC full scale (the ADC saturates at ``model.full_scale`` counts)
-    full_well_e: float
-    #: read noise, electrons rms per pixel per scan
-    read_noise_e: float
-    #: electronic offset (counts) and dark current (electrons/s per pixel)
+    #: RMS of a single dark scan at short integration (read noise), counts
+    dark_noise_counts: float
+    #: single-scan S:N at the largest net signal (full scale − offset)
+    snr_full_signal: float
+    #: electronic offset (counts) and dark-current growth (counts/s)
     offset_counts: float
-    dark_rate_e_per_s: float
-    #: photoelectrons/s at the brightest pixel with the lamp on and nothing in the light path
-    peak_rate_e_per_s: float
+    dark_counts_per_s: float
+    #: brightest pixel with the lamp on and a water blank in the holder, counts/s
+    peak_counts_per_s: float
     #: spectral resolution (FWHM of the slit/grating line shape), nm
     resolution_nm: float
     #: nominal wavelength calibration λ(p) = Σ c_i p^i, as stored in the device
@@ -36,65 +46,77 @@ class DetectorProfile:
     default_integration_us: int
     serial_prefix: str
 
+    def __post_init__(self) -> None:
+        if not 0 < self.offset_counts < self.model.full_scale:
+            raise ProfileError(f"{self.model.name}: offset outside the ADC range")
+        if not 0 < self.dark_noise_counts < self.max_signal_counts / self.snr_full_signal:
+            raise ProfileError(
+                f"{self.model.name}: the dark noise must be positive and below the noise at "
+                "full signal (else there is no room for shot noise)"
+            )
+
+    @property
+    def max_signal_counts(self) -> float:
+        """The largest net signal before the ADC clips: full scale − offset [C]."""
+        return self.model.full_scale - self.offset_counts
+
     @property
     def gain(self) -> float:
-        """ADC counts per photoelectron."""
-        return self.model.full_scale / self.full_well_e
+        """ADC counts per photoelectron: shot noise fills what read noise leaves of the noise
+        at full signal [C]."""
+        s_max = self.max_signal_counts
+        return ((s_max / self.snr_full_signal) ** 2 - self.dark_noise_counts**2) / s_max
+
+    @property
+    def full_well_e(self) -> float:
+        """Photoelectrons at the largest net signal [C]."""
+        return self.max_signal_counts / self.gain
+
+    @property
+    def read_noise_e(self) -> float:
+        """Read noise, electrons RMS per pixel per scan [C]."""
+        return self.dark_noise_counts / self.gain
+
+    @property
+    def dark_rate_e_per_s(self) -> float:
+        """Dark current, electrons/s [C]."""
+        return self.dark_counts_per_s / self.gain
+
+    @property
+    def peak_rate_e_per_s(self) -> float:
+        """Photoelectrons/s at the brightest pixel of a water blank [C]."""
+        return self.peak_counts_per_s / self.gain
+
+    @property
+    def dynamic_range(self) -> float:
+        """Single-acquisition dynamic range: largest signal over dark noise [C]."""
+        return self.max_signal_counts / self.dark_noise_counts
 
 
-def _flame_read_noise(full_well: float, snr_shot: float, snr_total: float) -> float:
-    """Read noise (e⁻) that brings the shot-limited S:N at full well down to ``snr_total`` [C]."""
-    if abs(math.sqrt(full_well) - snr_shot) > 0.01 * snr_shot:
-        raise ValueError("shot-limited S:N must be sqrt(full well)")
-    return math.sqrt((full_well / snr_total) ** 2 - full_well)
+@cache
+def spectrometer_data() -> dict[str, Any]:
+    """The parsed ``spectrometer.toml`` (shared; do not change it)."""
+    text = resources.files("labtools.simulators").joinpath("data/spectrometer.toml")
+    return tomllib.loads(text.read_text("utf-8"))
+
+
+def _profile(name: str, row: dict[str, Any]) -> DetectorProfile:
+    return DetectorProfile(
+        model=get_model(name),
+        dark_noise_counts=float(row["dark_noise_counts"]),
+        snr_full_signal=float(row["snr_full_signal"]),
+        offset_counts=float(row["offset_counts"]),
+        dark_counts_per_s=float(row["dark_counts_per_s"]),
+        peak_counts_per_s=float(row["peak_counts_per_s"]),
+        resolution_nm=float(row["resolution_nm"]),
+        coefficients=tuple(float(c) for c in row["coefficients"]),
+        default_integration_us=int(row["default_integration_us"]),
+        serial_prefix=str(row["serial_prefix"]),
+    )
 
 
 PROFILES: dict[str, DetectorProfile] = {
-    profile.model.name: profile
-    for profile in (
-        DetectorProfile(
-            model=get_model("FLAME-S"),
-            # ≈160,000 e⁻ well → shot-limited S:N ≈ 400; ≈275 with read noise
-            # [V: Ocean Optics Flame manual 225-00000-000-11-201604, physics reference §7]
-            full_well_e=160_000.0,
-            # [C] ≈ 423 e⁻ (≈173 counts). Note: this puts single-scan dynamic range near 380:1,
-            # below the ~1300:1 [L] datasheet figure; the [V] S:N figures win here.
-            read_noise_e=_flame_read_noise(160_000.0, 400.0, 275.0),
-            offset_counts=1500.0,  # [A]
-            dark_rate_e_per_s=4000.0,  # [A] ≈ 1640 counts/s at room temperature
-            # [A] a halogen/deuterium source through a 600 µm fibre: a water blank peaks near
-            # 65 % of full scale at 100 ms
-            peak_rate_e_per_s=1.05e6,
-            resolution_nm=1.5,  # [A] within the 1.5–10 nm FWHM range of physics reference §7
-            coefficients=(177.8, 0.3867, -1.71e-5, -2.0e-10),  # [A] ≈178–896 nm (grating #1-like)
-            default_integration_us=10_000,  # [A]
-            serial_prefix="FLMS",
-        ),
-        DetectorProfile(
-            model=get_model("STS"),
-            full_well_e=62_500.0,  # [A]
-            read_noise_e=45.0,  # [A]
-            offset_counts=400.0,  # [A]
-            dark_rate_e_per_s=1500.0,  # [A]
-            peak_rate_e_per_s=4.0e5,  # [A]
-            resolution_nm=1.5,  # [A]
-            coefficients=(337.0, 0.4631, -1.2e-5),  # [A] ≈337–798 nm (STS-VIS-like)
-            default_integration_us=10_000,  # [A]
-            serial_prefix="S",
-        ),
-        DetectorProfile(
-            model=get_model("ST"),
-            full_well_e=50_000.0,  # [A]
-            read_noise_e=40.0,  # [A]
-            offset_counts=400.0,  # [A]
-            dark_rate_e_per_s=1500.0,  # [A]
-            peak_rate_e_per_s=3.0e5,  # [A]
-            resolution_nm=2.0,  # [A]
-            coefficients=(345.0, 0.318, -5.0e-6),  # [A] ≈345–815 nm (ST-VIS-like)
-            default_integration_us=10_000,  # [A]
-            serial_prefix="ST",
-        ),
-    )
+    name: _profile(name, row) for name, row in spectrometer_data()["models"].items()
 }
 
 

@@ -7,6 +7,7 @@ import importlib
 MODULES = (
     "core",
     "liquid_handler",
+    "shadow",
     "plate_reader",
     "spectrometer",
     "mcp",

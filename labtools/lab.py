@@ -20,6 +20,7 @@ from labtools.jobs import Job, start_job, stop_jobs
 from labtools.journal import Journal
 from labtools.progress import ProgressCallback, listening
 from labtools.result import ToolResult
+from labtools.shadow import Shadow, moves, twin_config
 from labtools.spec import ToolSpec, build_spec
 
 __all__ = ["VIRTUAL_LAB", "Clock", "Lab"]
@@ -45,7 +46,13 @@ class Lab:
     :class:`ToolResult`; it never raises for bad input, and a rejected call changes no state.
     ``lab.<instrument>.<tool>(...)`` is the Python form of the same call: it also accepts pint
     quantities and strings such as ``"50 uL"``, returns the data and raises :class:`ToolError`.
+
+    A lab loaded with ``shadow=True`` runs every call that moves anything on a simulated twin
+    first (:mod:`labtools.shadow`); ``lab.shadow`` is that :class:`~labtools.shadow.Shadow`.
     """
+
+    #: the shadow run's twin, if the lab was loaded with ``shadow=True``
+    shadow: Shadow[Lab] | None = None
 
     def __init__(
         self,
@@ -84,29 +91,51 @@ class Lab:
         path: str | Path | Traversable,
         *,
         journal: Journal | str | Path | None = None,
+        shadow: bool = False,
         **overrides: Any,
     ) -> Lab:
         """A lab from a TOML configuration file (a path, or a file inside a package from
-        :func:`labtools.config.packaged`); ``overrides`` replace its top-level values."""
+        :func:`labtools.config.packaged`); ``overrides`` replace its top-level values.
+
+        ``shadow``: also build the lab's simulated twin, and run every call that moves anything
+        on it first; a call the twin refuses never reaches the instrument
+        (:mod:`labtools.shadow`)."""
         config = load_config(path, **overrides)
         try:
-            return cls(
+            lab = cls(
                 config.instruments,
                 journal=journal,
                 clock=config.clock,
                 shared=config.shared,
                 confirm=config.confirm,
             )
+            if shadow:
+                lab.shadow = Shadow.pairing(lab.instruments, cls._twin(path, lab, overrides))
+            return lab
         except ConfigError:
             raise
         except ValueError as exc:  # instruments or tools the lab cannot hold side by side
             raise ConfigError(str(exc), source=str(path)) from exc
 
     @classmethod
-    def virtual(cls, seed: int = 0, *, journal: Journal | str | Path | None = None) -> Lab:
+    def _twin(cls, path: str | Path | Traversable, real: Lab, overrides: Mapping[str, Any]) -> Lab:
+        """The twin of the lab file at ``path``, judging by ``real``'s limits."""
+        config = twin_config(path, **overrides)
+        for name, inst in config.instruments.items():
+            mine = real.instruments.get(name)
+            if mine is not None and type(mine) is type(inst):
+                inst.limits = mine.limits
+        return cls(
+            config.instruments, journal=Journal(keep=0), clock=config.clock, shared=config.shared
+        )
+
+    @classmethod
+    def virtual(
+        cls, seed: int = 0, *, journal: Journal | str | Path | None = None, shadow: bool = False
+    ) -> Lab:
         """The built-in virtual lab (liquid handler ``lh``, plate reader ``reader``,
         spectrometer ``spec``), its hidden truth drawn from ``seed``."""
-        lab = cls.load(packaged(VIRTUAL_LAB), journal=journal, seed=seed)
+        lab = cls.load(packaged(VIRTUAL_LAB), journal=journal, shadow=shadow, seed=seed)
         lab.connect()  # simulators connect in microseconds; the state is then stable
         return lab
 
@@ -182,6 +211,10 @@ class Lab:
             kwargs = spec.bind(arguments)
             instrument = self.instruments[spec.instrument]
             async with self._lock(spec.instrument):
+                if self.shadow is not None and moves(spec):
+                    refused = await self.shadow.refusal(spec, arguments)
+                    if refused is not None:  # the instrument is not called, nor set up
+                        raise refused
                 if spec.instrument not in self._ready:
                     await instrument.setup()
                     self._ready.add(spec.instrument)
@@ -327,6 +360,8 @@ class Lab:
         self.run(stop_jobs(self))
         self.run(self.aclose())
         self.journal.close()
+        if self.shadow is not None:
+            self.shadow.close()
         if self._loop is not None:
             self._loop.close()
             self._loop = None

@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from labtools.cli import catalog, demo, episodes, records, serve
+from labtools.cli import catalog, demo, episodes, preflight, records, serve
 from labtools.config import ConfigError
 
 #: subcommand modules; each has ``register(subparsers)`` setting ``func`` on its parser
-COMMANDS = (catalog, demo, serve, episodes, records)
+COMMANDS = (catalog, demo, serve, preflight, episodes, records)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,9 +21,20 @@ def add_lab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the virtual lab (default 0)")
 
 
-def open_lab(args: argparse.Namespace, journal: Journal | str | Path | None = None) -> Lab:
-    from labtools.lab import Lab  # imported when a lab is opened: ``serve`` answers before
+def open_lab(
+    args: argparse.Namespace,
+    journal: Journal | str | Path | None = None,
+    *,
+    shadow: bool = False,
+    connect: bool = True,
+) -> Lab:
+    """The lab ``--lab`` names; ``shadow``: with its shadow twin (:mod:`labtools.shadow`);
+    ``connect``: set the virtual lab up at once (a configured lab connects at its first call)."""
+    from labtools.config import packaged
+    from labtools.lab import VIRTUAL_LAB, Lab  # imported here: ``serve`` answers before
 
     if args.lab == "virtual":
-        return Lab.virtual(seed=args.seed, journal=journal)
-    return Lab.load(args.lab, journal=journal)
+        if connect:
+            return Lab.virtual(seed=args.seed, journal=journal, shadow=shadow)
+        return Lab.load(packaged(VIRTUAL_LAB), journal=journal, shadow=shadow, seed=args.seed)
+    return Lab.load(args.lab, journal=journal, shadow=shadow)

@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--read-only", action="store_true", help="expose only tools that change nothing"
     )
     serve.add_argument("--journal", default=None, help="write the call journal to this JSONL file")
+    serve.add_argument(
+        "--shadow",
+        action="store_true",
+        help="run every call that moves anything on a simulated twin of the lab first; a call "
+        "the twin refuses never reaches the instruments (docs/shadow-runs.md)",
+    )
     serve.set_defaults(func=_serve)
 
 
@@ -54,13 +60,13 @@ def _serve(args: argparse.Namespace) -> int:
     key = cache.catalogue_key(args.lab, args.seed, args.read_only)
     cached = cache.load(key)
     if cached is None:  # the first run of this lab: build it, then answer
-        lab = open_lab(args, journal=journal)
+        lab = open_lab(args, journal=journal, shadow=args.shadow)
         catalogue = Catalogue(listing(lab, read_only=args.read_only))
         cache.store(key, catalogue.tools)
         slot = LabSlot.ready(lab)
     else:  # answer from the cached catalogue while the lab is built
         catalogue = Catalogue(cached, may_change=True)
-        slot = LabSlot.building(lambda: open_lab(args, journal=journal))
+        slot = LabSlot.building(lambda: open_lab(args, journal=journal, shadow=args.shadow))
 
         def check(lab: ToolHost) -> None:
             tools = listing(lab, read_only=args.read_only)

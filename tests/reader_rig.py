@@ -26,6 +26,13 @@ def corning_path_cm(volume_ul: float) -> float:
     return volume_ul / (math.pi * (CORNING_96_DIAMETER_MM / 2) ** 2) / 10.0
 
 
+def plr_path_cm(volume_ul: float) -> float:
+    """Liquid height of ``volume_ul`` in PLR's ``cor_96_wellplate_360uL_Fb`` well (cm), from
+    PLR's own height–volume table (the simulator's default path model)."""
+    well = cor_96_wellplate_360uL_Fb(name="reference").get_item("A1")
+    return float(well.compute_height_from_volume(volume_ul)) / 10.0
+
+
 nm = partial(qty, unit="nanometer")
 
 

@@ -1,7 +1,7 @@
 """reader_read_absorbance_kinetic: repeated reads while virtual time passes and wells react.
 
 Expected slopes are computed here from the species data (p-nitrophenolate's ε at 405 nm and
-pH 10), the Corning well's published diameter and the Michaelis–Menten rate law with the
+pH 10), PLR's height–volume table of the Corning well and the Michaelis–Menten rate law with the
 seed's hidden constants, never from the backend's code.
 """
 
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 from fakes import FakeLiquidHandler, FakePlateReader
-from reader_rig import corning_path_cm, nm, rig
+from reader_rig import nm, plr_path_cm, rig
 
 from labtools import Lab
 from labtools.errors import ToolError
@@ -39,7 +39,7 @@ def test_product_appears_with_the_initial_slope_epsilon_path_v0() -> None:
     setup = rig(seed=8)
     truth = setup.world.kinetics.at_work(ALP)  # the constants the wells run on
     eps = float(setup.world.species["p_nitrophenol"].absorptivity(405.0, 10.0))
-    path = corning_path_cm(200.0)
+    path = plr_path_cm(200.0)
     s = 10.0 * truth["km_molar"]
     target = 0.05 / 60.0 / (eps * path)  # 0.05 OD/min: well above noise, < 1 % converted
     enzyme = target * (truth["km_molar"] + s) / (truth["kcat_per_s"] * s)

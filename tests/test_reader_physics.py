@@ -1,7 +1,8 @@
 """The virtual plate reader's physics against published numbers (physics reference §3–6).
 
-Expected values are computed here from the species data (ε, λmax, quantum yield) and from the
-Corning 96 flat well's published diameter, never from the backend's code.
+Expected values are computed here from the species data (ε, λmax, quantum yield), from PLR's
+published height–volume table of the Corning 96 flat well (``plr_path_cm``) and from its
+diameter, never from the backend's code.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb
-from reader_rig import corning_path_cm, nm, read, rig
+from reader_rig import corning_path_cm, nm, plr_path_cm, read, rig
 
 from labtools.simulators.plate_reading.absorbance import measured_absorbance
 from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
@@ -30,7 +31,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 def test_absorbance_is_linear_with_slope_epsilon_times_path() -> None:
     setup = rig(seed=3)
     eps = float(setup.world.species["tartrazine"].absorptivity(426.0))
-    path = corning_path_cm(200.0)
+    path = plr_path_cm(200.0)
     conc = np.linspace(0.05, 1.5, 10) / (eps * path)  # 0.05–1.5 OD
     for well, c in zip(COLUMNS, conc, strict=False):
         setup.fill(well, 200.0, tartrazine=float(c))
@@ -41,14 +42,16 @@ def test_absorbance_is_linear_with_slope_epsilon_times_path() -> None:
 
 
 def test_tartrazine_check_value() -> None:
-    """100 µM tartrazine, 200 µL, Corning 96 flat: ≈1.56 OD (physics reference §8)."""
+    """100 µM tartrazine, 200 µL, Corning 96 flat: the physics reference's check value (§8:
+    ≈1.56 OD over a 0.55 cm cylinder) over PLR's tapered-well height of 0.619 cm: 1.75 OD, plus
+    the plate's ≈0.04 OD."""
     setup = rig(seed=5)
     setup.fill("B2", 200.0, tartrazine=100e-6)
     setup.fill("B3", 200.0)  # water blank
     values = read(setup.lab(), 426, ["B2", "B3"])
-    assert values["B2"] == pytest.approx(1.56, abs=0.04)
+    assert values["B2"] == pytest.approx(1.75 + 0.04, abs=0.04)
     # blank-subtracted, inside the Synergy HT accuracy spec (±1 % ±0.010 OD) plus noise
-    expected = 28321.08 * 100e-6 * corning_path_cm(200.0)
+    expected = 28321.08 * 100e-6 * plr_path_cm(200.0)
     assert abs(values["B2"] - values["B3"] - expected) < 0.01 * expected + 0.02
 
 
@@ -70,27 +73,38 @@ def test_stray_light_table_of_the_physics_reference() -> None:
         assert float(got[0, 0]) == pytest.approx(expected, abs=0.01)
 
 
-def test_concentrated_wells_saturate_near_minus_log_stray_light() -> None:
+def test_concentrated_wells_are_over_range_not_numbers() -> None:
+    """True ≈ 52 and 174 OD: no number, listed in over_range (a reader's OVRFLW)."""
     setup = rig(seed=11)
-    setup.fill("C1", 200.0, tartrazine=3e-3)  # true ≈ 46 OD
+    setup.fill("C1", 200.0, tartrazine=3e-3)
     setup.fill("C2", 200.0, tartrazine=10e-3)
-    values = read(setup.lab(), 426, ["C1", "C2"])
-    ceiling = -math.log10(setup.backend.truth.stray_light)
-    assert 3.2 < values["C1"] < 4.1
-    for value in values.values():
-        assert value == pytest.approx(ceiling, abs=0.1)
-    assert abs(values["C1"] - values["C2"]) < 0.1
+    setup.fill("C3", 200.0, tartrazine=50e-6)
+    result = setup.lab().call(
+        "reader_read_absorbance",
+        {"plate": "plate_1", "wavelength": nm(426), "wells": ["C1", "C2", "C3"]},
+    )
+    assert result.ok, result.error
+    assert result.data["over_range"] == ["C1", "C2"]
+    assert set(result.data["values"]) == {"C3"} and result.data["saturated"] == []
 
 
 def test_water_band_gives_the_path_length() -> None:
-    """PathCheck: (A977 − A900) of the well / 0.18 per cm of water ≈ the geometric path."""
+    """PathCheck: (A977 − A900) of the well over water's 1 cm value [V: Molecular Devices
+    PathCheck note] measures the liquid height: PLR's 6.19 mm for 200 µL, within the 6.03 mm
+    of a 6.35 → 6.86 mm frustum and the 5.41 mm cylinder it replaces only at the low end."""
     setup = rig(seed=2)
     for well in COLUMNS[:6]:
         setup.fill(well, 200.0)
     lab = setup.lab()
     a977, a900 = read(lab, 977, COLUMNS[:6]), read(lab, 900, COLUMNS[:6])
     delta = np.mean([a977[w] - a900[w] for w in COLUMNS[:6]])
-    assert delta / 0.18 == pytest.approx(corning_path_cm(200.0), rel=0.05)
+    species = setup.world.species["water"]
+    per_cm = float(species.absorptivity(977.0) - species.absorptivity(900.0)) * float(
+        species.concentration_molar or 0.0
+    )
+    assert per_cm == pytest.approx(0.18, abs=0.03)  # water's 1 cm band [L: physics §3]
+    assert delta / per_cm == pytest.approx(plr_path_cm(200.0), rel=0.05)
+    assert 0.58 < delta / per_cm < 0.65
 
 
 @pytest.mark.parametrize(
@@ -144,8 +158,24 @@ def _fluorescence(setup, wells: list[str], ex: float = 490, em: float = 515) -> 
     return result.data["values"]
 
 
-def _g(x: float) -> float:
-    return (1 - 10**-x) / (x * math.log(10)) if x > 0 else 1.0
+#: the top optics' collection half-width (a documented model parameter) and the focal point
+#: above the inner bottom: the driver's default 8.5 mm focal height less PLR's 3.03 mm well
+#: offset and 0.5 mm bottom for the Corning plate
+SIGMA_MM = ReaderConstants().focal_half_width_mm
+FOCUS_MM = 8.5 - (3.03 + 0.5)
+
+
+def _collected(alpha_per_cm: float, column_mm: float, focus_mm: float = FOCUS_MM) -> float:
+    """∫₀ᴸ w(z)·10^(−α(L − z)) dz by the trapezoid rule (mm), w the Lorentzian about the focus."""
+    z = np.linspace(0.0, column_mm, 40001)
+    weight = 1.0 / (1.0 + ((z - focus_mm) / SIGMA_MM) ** 2)
+    return float(np.trapezoid(weight * 10.0 ** (-alpha_per_cm * (column_mm - z) / 10.0), z))
+
+
+def _g(alpha_per_cm: float) -> float:
+    """The inner-filter factor of a 200 µL column read at the default focus."""
+    column = plr_path_cm(200.0) * 10.0
+    return _collected(alpha_per_cm, column) / _collected(0.0, column)
 
 
 def test_fluorescence_linear_at_low_absorbance() -> None:
@@ -160,11 +190,10 @@ def test_fluorescence_linear_at_low_absorbance() -> None:
 
 
 def test_fluorescence_inner_filter_matches_the_top_read_model() -> None:
-    """F ∝ c·L·g((α_ex + α_em)·L): sub-linear as fluorescein's own absorbance grows."""
+    """F ∝ c·∫w(z)·10^(−α(L − z))dz: sub-linear as fluorescein's own absorbance grows."""
     setup = rig(seed=9)
     species = setup.world.species["fluorescein"]
     eps_sum = float(species.absorptivity(490.0) + species.absorptivity(515.0))
-    path = corning_path_cm(200.0)
     low, highs = 2e-9, [1e-6, 2e-6, 5e-6]
     setup.fill("A1", 200.0, fluorescein=low)
     setup.fill("A12", 200.0)  # blank
@@ -174,14 +203,13 @@ def test_fluorescence_inner_filter_matches_the_top_read_model() -> None:
     per_molar = (values["A1"] - values["A12"]) / low
     for well, c in zip(["A2", "A3", "A4"], highs, strict=True):
         ratio = (values[well] - values["A12"]) / (per_molar * c)
-        assert ratio == pytest.approx(_g(eps_sum * c * path), rel=0.04)
-    assert (values["A4"] - values["A12"]) / (per_molar * 5e-6) < 0.8
+        assert ratio == pytest.approx(_g(eps_sum * c), rel=0.04)
+    assert (values["A4"] - values["A12"]) / (per_molar * 5e-6) < 0.85
 
 
 def test_another_absorber_quenches_fluorescence_by_the_inner_filter() -> None:
     setup = rig(seed=10)
     library = setup.world.species
-    path = corning_path_cm(200.0)
     tartrazine = [0.0, 50e-6, 200e-6]
     for well, t in zip(["B1", "B2", "B3"], tartrazine, strict=True):
         setup.fill(well, 200.0, fluorescein=50e-9, tartrazine=t)
@@ -192,7 +220,7 @@ def test_another_absorber_quenches_fluorescence_by_the_inner_filter() -> None:
     )
     for well, t in zip(["B2", "B3"], tartrazine[1:], strict=True):
         ratio = (values[well] - values["B12"]) / (values["B1"] - values["B12"])
-        assert ratio == pytest.approx(_g(eps_t * t * path), rel=0.05)
+        assert ratio == pytest.approx(_g(eps_t * t), rel=0.05)
     assert values["B3"] < values["B2"] < values["B1"]
 
 
@@ -262,7 +290,7 @@ def test_indicator_reads_by_its_base_fraction_at_the_buffer_ph() -> None:
     """Bromothymol blue (pKa 7.1 in the species data) at pH 4, 7 and 10, read at 617 nm."""
     setup = rig(seed=16)
     species = setup.world.species["bromothymol_blue"]
-    path = corning_path_cm(200.0)
+    path = plr_path_cm(200.0)
     buffers = {"E1": ("buffer_ph4", 4.0), "E2": ("buffer_ph7", 7.0), "E3": ("buffer_ph10", 10.0)}
     for well, (buffer, _) in buffers.items():
         setup.fill(well, 200.0, bromothymol_blue=40e-6, **{buffer: 0.05})
@@ -274,16 +302,15 @@ def test_indicator_reads_by_its_base_fraction_at_the_buffer_ph() -> None:
     assert values["E1"] < values["E2"] < values["E3"]
 
 
-def test_plr_path_model_follows_plr_height_table() -> None:
-    """Optional: PLR's own h(V) for the Corning plate (a tapered well) instead of the cylinder."""
+def test_cross_section_path_model_is_the_top_diameter_cylinder() -> None:
+    """Optional: the well as a cylinder of its top diameter (6.86 mm) instead of PLR's table."""
     setup = rig(seed=17)
-    setup.backend = type(setup.backend)(setup.world, path_model="plr")
+    setup.backend = type(setup.backend)(setup.world, path_model="cross_section")
     setup.reader.backend = setup.backend
     setup.fill("F1", 200.0, tartrazine=50e-6)
     setup.fill("F2", 200.0)
     values = read(setup.lab(), 426, ["F1", "F2"])
-    height_cm = setup.plate.get_item("F1").compute_height_from_volume(200.0) / 10.0
-    expected = 28321.08 * 50e-6 * height_cm
+    expected = 28321.08 * 50e-6 * corning_path_cm(200.0)
     assert values["F1"] - values["F2"] == pytest.approx(expected, rel=0.02)
     with pytest.raises(ValueError):
         type(setup.backend)(setup.world, path_model="cone")

@@ -377,8 +377,10 @@ def _whole_nm(nm: float, field: str) -> int:
 
 
 def _values(grid: Grid, index: _PlateIndex, wells: list[str], what: str) -> dict[str, float]:
-    """The wells' values from a PLR data grid: ``inf`` where the detector saturated; a missing
-    value is an error."""
+    """The wells' values from a PLR data grid: ``inf`` where the detector saturated (PLR's
+    Molecular Devices ``#SAT``), NaN where the reader sent no number for a well it read (PLR's
+    BioTek backend parses the reader's starred, out-of-range values so); a missing value
+    (``None``, or no such cell) is an error."""
     out: dict[str, float] = {}
     missing: list[str] = []
     for well in wells:
@@ -387,7 +389,7 @@ def _values(grid: Grid, index: _PlateIndex, wells: list[str], what: str) -> dict
             value = grid[row][col]
         except (IndexError, TypeError):
             value = None
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None:
             missing.append(well)
         else:
             out[well] = float(value)

@@ -2,8 +2,10 @@
 
 The tools here are concrete: they resolve and check wells, bound spectrum sizes and shape results.
 A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out, ``inf`` for a
-well that saturated the detector) and ``_plate_wells``, which also says whether the plate is in
-the reader.
+well that saturated the detector, NaN for a well the reader sent no number for because it was out
+of its range) and ``_plate_wells``, which also says whether the plate is in the reader. No
+absorbance above ``PlateReaderLimits.od_max`` is ever returned as a number: such wells are listed
+in ``over_range``, whatever the driver sent.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from labtools.units import Duration, QuantityJSON, Range, Wavelength, magnitude,
 
 __all__ = [
     "MONOCHROMATOR_ABSORBANCE",
+    "OD_MAX",
     "AbsorbanceReading",
     "AbsorbanceSpectrum",
     "FluorescenceReading",
@@ -41,6 +44,10 @@ NM = "nanometer"
 #: (``labtools.simulators.plate_reading.ReaderConstants``)
 MONOCHROMATOR_ABSORBANCE = Range(230, 1000, NM)
 
+#: top of a typical plate reader's stated absorbance range (OD) [V: "readers report up to
+#: ~4.0 OD", Biochrom FAQ (physics reference §4)]
+OD_MAX = 4.0
+
 
 @dataclass(frozen=True)
 class PlateReaderLimits:
@@ -56,6 +63,8 @@ class PlateReaderLimits:
     #: kinetic reads: time from one read's start to the next, and how many reads
     kinetic_interval: Range = Range(1, 3600, "second")
     kinetic_reads: Range = Range(2, 240)
+    #: top of the stated absorbance range (OD): readings above it are reported over-range
+    od_max: float = OD_MAX
 
 
 class AbsorbanceReading(TypedDict):
@@ -64,6 +73,7 @@ class AbsorbanceReading(TypedDict):
     unit: str
     values: dict[str, float]
     saturated: list[str]
+    over_range: list[str]
 
 
 class SpectrumPeak(TypedDict):
@@ -79,6 +89,7 @@ class AbsorbanceSpectrum(TypedDict):
     peaks: dict[str, SpectrumPeak]
     values: dict[str, list[float | None]]
     saturated: list[str]
+    over_range: list[str]
     data: str
 
 
@@ -92,6 +103,7 @@ class KineticReading(TypedDict):
     slopes: dict[str, float | None]
     slope_unit: str
     saturated: list[str]
+    over_range: list[str]
     data: str
 
 
@@ -130,17 +142,20 @@ class PlateReader(Instrument):
     ) -> AbsorbanceReading:
         """Measure absorbance (OD, base-10, not path-length corrected) at one wavelength.
 
-        Wells beyond the detector's range are listed in ``saturated`` instead of ``values``.
+        Wells reading above the reader's range (too dark: dilute them) are listed in
+        ``over_range`` instead of ``values``; wells the detector gave no value for, in
+        ``saturated``.
         """
         chosen = self._choose_wells(plate, wells)
         values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
-        finite, saturated = _split(values, 4)
+        finite, saturated, over = _split_od(values, self.limits.od_max)
         return {
             "plate": plate,
             "wavelength": _echo(wavelength),
             "unit": "OD",
             "values": finite,
             "saturated": saturated,
+            "over_range": over,
         }
 
     @tool(read_only=True)
@@ -154,7 +169,8 @@ class PlateReader(Instrument):
     ) -> AbsorbanceSpectrum:
         """Measure absorbance spectra of wells and report each well's peak.
 
-        Small spectra come inline; larger ones as a data handle with the peaks inline.
+        Small spectra come inline; larger ones as a data handle with the peaks inline. Values
+        above the reader's range are null, their wells listed in ``over_range``.
         """
         low, high, by = magnitude(start, NM), magnitude(stop, NM), magnitude(step, NM)
         if high < low:
@@ -174,7 +190,7 @@ class PlateReader(Instrument):
         grid = [round(low + i * by, 6) for i in range(count)]
         chosen = self._choose_wells(plate, wells)
         spectra = await self._read_absorbance_spectrum(plate, chosen, grid)
-        shown, saturated = _series(spectra)
+        shown, saturated, over = _series(spectra, self.limits.od_max)
         peaks: dict[str, SpectrumPeak] = {}
         for well in shown:
             finite = [v if v is not None else -math.inf for v in shown[well]]
@@ -193,6 +209,7 @@ class PlateReader(Instrument):
             "peaks": peaks,
             "values": shown if inline else {},
             "saturated": saturated,
+            "over_range": over,
             "data": handle,
         }
 
@@ -218,7 +235,8 @@ class PlateReader(Instrument):
         The plate stays in the reader while time passes (virtual time in simulation, real time
         on hardware), so reactions in the wells go on: a kinetic read, and also the way to let
         time pass. ``times``: seconds from the first read to each read; ``values``: each well's
-        OD at each read (null where saturated); ``slopes``: each well's least-squares OD change
+        OD at each read (null where saturated or above the reader's range, the wells listed in
+        ``saturated`` or ``over_range``); ``slopes``: each well's least-squares OD change
         per minute over its unsaturated reads. If reading the wells takes longer than the
         interval, reads follow back to back and ``times`` shows when each was taken. More than
         600 values come as a data handle only, with the slopes inline.
@@ -228,7 +246,7 @@ class PlateReader(Instrument):
             plate, chosen, magnitude(wavelength, NM), magnitude(interval, "second"), reads
         )
         times = [round(t, 3) for t in times]
-        shown, saturated = _series(series)
+        shown, saturated, over = _series(series, self.limits.od_max)
         handle = self.data.put(
             {
                 "plate": plate,
@@ -248,6 +266,7 @@ class PlateReader(Instrument):
             "slopes": {w: _slope_per_minute(times, v) for w, v in shown.items()},
             "slope_unit": "OD/min",
             "saturated": saturated,
+            "over_range": over,
             "data": handle,
         }
 
@@ -318,7 +337,7 @@ class PlateReader(Instrument):
 
     @abstractmethod
     async def _read_absorbance(self, plate: str, wells: list[str], nm: float) -> dict[str, float]:
-        """OD per well at ``nm``."""
+        """OD per well at ``nm`` (``inf`` where saturated, NaN where over-range)."""
 
     @abstractmethod
     async def _read_absorbance_spectrum(
@@ -338,7 +357,7 @@ class PlateReader(Instrument):
     async def _read_fluorescence(
         self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
     ) -> dict[str, float]:
-        """RFU per well."""
+        """RFU per well (``inf`` or NaN past the detector's range)."""
 
     @abstractmethod
     async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:
@@ -366,14 +385,33 @@ def _slope_per_minute(times: list[float], values: list[float | None]) -> float |
 
 
 def _series(
-    values: dict[str, list[float]],
-) -> tuple[dict[str, list[float | None]], list[str]]:
-    """Each well's readings rounded to 0.1 mOD, ``None`` where saturated; the wells with any."""
-    shown = {w: [round(v, 4) if math.isfinite(v) else None for v in vs] for w, vs in values.items()}
-    return shown, [w for w, vs in shown.items() if None in vs]
+    values: dict[str, list[float]], od_max: float
+) -> tuple[dict[str, list[float | None]], list[str], list[str]]:
+    """Each well's readings rounded to 0.1 mOD, ``None`` where saturated (``inf``) or over-range
+    (NaN, or above ``od_max``); the wells with any of each."""
+    shown: dict[str, list[float | None]] = {}
+    saturated: list[str] = []
+    over: list[str] = []
+    for well, series in values.items():
+        shown[well] = [round(v, 4) if math.isfinite(v) and v <= od_max else None for v in series]
+        if any(math.isinf(v) for v in series):
+            saturated.append(well)
+        if any(math.isnan(v) or (math.isfinite(v) and v > od_max) for v in series):
+            over.append(well)
+    return shown, saturated, over
+
+
+def _split_od(
+    values: dict[str, float], od_max: float
+) -> tuple[dict[str, float], list[str], list[str]]:
+    """Readings (OD, rounded to 0.1 mOD) apart from saturated (``inf``) and over-range wells
+    (NaN, or above ``od_max``)."""
+    shown, saturated, over = _series({w: [v] for w, v in values.items()}, od_max)
+    return {w: v[0] for w, v in shown.items() if v[0] is not None}, saturated, over
 
 
 def _split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list[str]]:
-    """Finite readings (rounded) apart from saturated wells (``inf`` from the driver)."""
+    """Finite readings (rounded) apart from wells with none (``inf`` or NaN from the driver:
+    past the detector's range)."""
     finite = {w: round(v, digits) for w, v in values.items() if math.isfinite(v)}
     return finite, [w for w, v in values.items() if not math.isfinite(v)]

@@ -4,7 +4,9 @@
 to the liquid's Beer–Lambert absorbance), then stray light caps the transmitted fraction,
 ``T_meas = (10^−A_true + s) / (1 + s)``, so readings saturate near ``−log10 s``; the reader's
 systematic gain and zero errors apply, and shot noise ``σ_A = (0.434/SNR₀)·sqrt(10^A)`` grows
-with the measured OD above a constant floor.
+with the measured OD above a constant floor. A reading above the reader's stated range
+(``ReaderConstants.od_range_max``) is no number: :func:`reported` turns it into NaN, the marker
+PLR's BioTek backend gives a starred (out-of-range) value.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 
 from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 
-__all__ = ["measured_absorbance"]
+__all__ = ["measured_absorbance", "reported"]
 
 _LOG10_E = 0.4342944819032518
 
@@ -36,3 +38,8 @@ def measured_absorbance(
     shot = (_LOG10_E / constants.snr0) ** 2 / transmitted
     sigma = np.sqrt(constants.od_noise_floor**2 + shot)
     return reading + sigma * rng.standard_normal(reading.shape)
+
+
+def reported(reading: np.ndarray, constants: ReaderConstants) -> np.ndarray:
+    """Readings as the reader sends them: NaN where above its stated range (over-range)."""
+    return np.where(reading > constants.od_range_max, np.nan, reading)

@@ -4,7 +4,9 @@ Plug it into PLR's ``PlateReader`` front end like any hardware backend; the labt
 (``labtools.drivers.pylabrobot.plate_reader.PLRPlateReader``) then exercises the same code path as
 on a real reader. Results follow PLR's ``use_new_return_type`` shape: a list of dicts with ``data``
 (rows × columns, ``None`` for wells not read), ``temperature`` (°C), ``time`` (virtual seconds)
-and the wavelengths. Saturated wells read ``inf``.
+and the wavelengths. Absorbance above the reader's stated range reads NaN (as PLR's BioTek
+backend parses the reader's starred values); fluorescence and luminescence above the detector
+ceiling read ``inf`` (as PLR's Molecular Devices backend parses ``#SAT``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,15 @@ from typing import Any
 import numpy as np
 
 from labtools.drivers.pylabrobot.plr import Plate, PlateReaderBackend, Well
-from labtools.simulators.plate_reading.absorbance import measured_absorbance
+from labtools.simulators.plate_reading.absorbance import measured_absorbance, reported
 from labtools.simulators.plate_reading.composition import Absorptivity, gather
 from labtools.simulators.plate_reading.fluorescence import emitted_rfu, gain_of, measured_rfu
-from labtools.simulators.plate_reading.layout import PathModel, PlateLayout, layout_of
+from labtools.simulators.plate_reading.layout import (
+    PathModel,
+    PlateLayout,
+    layout_of,
+    meniscus_drop_mm,
+)
 from labtools.simulators.plate_reading.luminescence import (
     emitted_photons,
     measured_rlu,
@@ -47,8 +54,10 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
 
     ``world``: the shared simulated world (true contents, clock, streams, hidden truth).
     ``stream``: the name of this reader's noise stream and the prefix of its hidden parameters.
-    ``path_model``: how liquid height follows from volume (see :mod:`.layout`).
-    ``constants``: fixed model constants (a calibration profile); defaults carry their sources.
+    ``path_model``: how liquid height follows from volume (see :mod:`.layout`); by default PLR's
+    own height–volume functions of the labware.
+    ``constants``: fixed model constants (a calibration profile, the meniscus included);
+    defaults carry their sources.
     """
 
     simulated = True
@@ -58,16 +67,19 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         world: World,
         *,
         stream: str = "reader",
-        path_model: PathModel = "cross_section",
+        path_model: PathModel = "plr",
         constants: ReaderConstants | None = None,
     ) -> None:
         super().__init__()
-        if path_model not in ("cross_section", "plr"):
-            raise ValueError(f"path_model must be 'cross_section' or 'plr', not {path_model!r}")
+        if path_model not in ("plr", "cross_section"):
+            raise ValueError(f"path_model must be 'plr' or 'cross_section', not {path_model!r}")
         self.world = world
         self.stream = stream
         self.path_model: PathModel = path_model
         self.constants = constants or ReaderConstants()
+        angle = self.constants.meniscus_contact_angle_deg
+        if angle is not None:
+            meniscus_drop_mm(1.0, angle)  # refuses an angle outside 0-90°
         self._layouts: dict[str, PlateLayout] = {}
         self._eps = Absorptivity(world.species)
         self._buffer_ph: dict[str, float | None] = {}
@@ -144,20 +156,34 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         emission_wavelength: int,
         focal_height: float,
     ) -> list[dict]:
-        """RFU of ``wells`` (top read). ``focal_height`` (mm) is accepted and not modelled."""
+        """RFU of ``wells`` (top read) with the focal point ``focal_height`` mm above the plate's
+        underside (see :mod:`.fluorescence`)."""
         ex = self._wavelength(excitation_wavelength, "excitation_wavelength")
         em = self._wavelength(emission_wavelength, "emission_wavelength")
         if em <= ex:
             raise ValueError("emission wavelength must be longer than excitation wavelength")
         layout, items = self._resolve(plate, wells)
+        if not (math.isfinite(float(focal_height)) and float(focal_height) >= 0.0):
+            raise ValueError(
+                f"focal_height must be a non-negative number of mm, not {focal_height}"
+            )
         contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
-        path = layout.path_cm(contents.volume_ul)
+        column = layout.column_mm(contents.volume_ul)
+        focus = np.full(column.shape, float(focal_height) - layout.bottom_mm)
         truth = self.truth
-        emitted = emitted_rfu(
-            contents, path, ex, em, self._eps, self.world.species, gain_of(self.constants, truth)
-        )
-        values = measured_rfu(emitted, truth, self.constants, self._rng)
         k = self.constants
+        emitted = emitted_rfu(
+            contents,
+            column,
+            focus,
+            ex,
+            em,
+            self._eps,
+            self.world.species,
+            gain_of(k, truth),
+            k.focal_half_width_mm,
+        )
+        values = measured_rfu(emitted, truth, k, self._rng)
         self._spend(k.read_overhead_s + items.size * k.fluorescence_s_per_well)
         log.debug("fluorescence %s/%s nm, %d wells of %s", ex, em, items.size, plate.name)
         return [self._result(layout, items, values, ex_wavelength=int(ex), em_wavelength=int(em))]
@@ -197,7 +223,9 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         return value
 
     def _resolve(self, plate: Plate, wells: list[Well]) -> tuple[PlateLayout, np.ndarray]:
-        layout = layout_of(self._layouts, plate, self.path_model)
+        layout = layout_of(
+            self._layouts, plate, self.path_model, self.constants.meniscus_contact_angle_deg
+        )
         items = layout.indices(wells) if wells else np.arange(len(layout.keys))
         return layout, items
 
@@ -205,9 +233,10 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
         path = layout.path_cm(contents.volume_ul)
         true_od = self._eps.alpha(contents, nm) * path[:, None]
-        return measured_absorbance(
+        reading = measured_absorbance(
             true_od, self.plate_truth(layout.plate), items, self.truth, self.constants, self._rng
         )
+        return reported(reading, self.constants)
 
     def _spend(self, seconds: float) -> None:
         self.world.clock.advance(seconds)

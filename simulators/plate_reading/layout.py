@@ -4,18 +4,24 @@ A :class:`PlateLayout` is built once per plate (PLR's identifier lookups are slo
 PLR ``Well`` to its item index, grid row and column, and its world container (the key of
 :mod:`labtools.drivers.pylabrobot.naming`, ``"<plate>:<id>"``).
 
-Path length is the liquid height at the well centre, computed from the well's geometry in PLR:
+Path length is the liquid height at the well centre, from the well's geometry in PLR:
 
-- ``"cross_section"`` (default): ``L = V / A`` with ``A`` the well's cross-section from PLR's
-  size and cross-section type (Corning 96 flat: ⌀ 6.86 mm [V: Opentrons labware JSON, physics
-  reference §3]; 200 µL → 0.541 cm [C]).
-- ``"plr"``: PLR's own ``compute_height_from_volume`` where the labware defines it, else the
-  cross-section. For ``cor_96_wellplate_360uL_Fb`` PLR's table describes a tapered well
-  (h(200 µL) = 6.19 mm vs 5.41 mm for the ⌀ 6.86 mm cylinder) and overshoots its own well depth
-  at the nominal 360 µL (10.95 > 10.67 mm), so it is not the default.
+- ``"plr"`` (default): PLR's own ``compute_height_from_volume`` where the labware defines it
+  (sampled at PLR's own table points), else the cross-section. PLR describes
+  ``cor_96_wellplate_360uL_Fb`` as tapering from 6.35 mm at the bottom to 6.86 mm at the top;
+  its table gives h(200 µL) = 6.19 mm [V: pylabrobot 0.2.2 ``resources/corning/plates.py``]
+  (a 6.35 → 6.86 mm frustum gives 6.03 mm [C]). A PathCheck-style read, (A₉₇₇ − A₉₀₀) of the
+  well over that of a 1 cm cell [V: Molecular Devices PathCheck application note], measures
+  this height through water's own band. Above PLR's top point the height grows with the top
+  cross-section.
+- ``"cross_section"``: ``L = V / A`` with ``A`` the cross-section from PLR's size and
+  cross-section type (the well as a cylinder of its top diameter: 200 µL → 0.541 cm [C]).
 
-No meniscus correction is applied: no source was found for its size; physics reference §3 gives
-Δ ≈ 0.01–0.03 cm [A]. Round- and V-bottom wells are treated as cylinders [A].
+Meniscus (``contact_angle_deg``, off by default): a concave spherical cap of contact angle θ in
+a well of radius r at the surface lowers the centre below the mean height h by
+``d/2 − d³/(6 r²)``, ``d = r (1 − sin θ) / cos θ`` [C: geometry]. Off by default because water
+in polystyrene plates is nearly flat (source in ``ReaderConstants.meniscus_contact_angle_deg``).
+Round- and V-bottom wells without PLR functions are treated as cylinders [A].
 """
 
 from __future__ import annotations
@@ -31,11 +37,11 @@ from pylabrobot.resources.well import CrossSectionType
 
 from labtools.drivers.pylabrobot.naming import grid_position, item_key, items_by_identifier
 
-__all__ = ["PathModel", "PlateLayout", "layout_of"]
+__all__ = ["PathModel", "PlateLayout", "build_layout", "layout_of", "meniscus_drop_mm"]
 
 log = logging.getLogger(__name__)
 
-PathModel = Literal["cross_section", "plr"]
+PathModel = Literal["plr", "cross_section"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +58,14 @@ class PlateLayout:
     index: dict[str, int]
     area_mm2: float
     depth_mm: float
+    #: height of the well's inner bottom above the plate's underside (mm): PLR's well offset
+    #: plus its bottom thickness; focal heights are measured from the underside
+    bottom_mm: float
+    #: well radius at the top (mm), for the meniscus
+    radius_mm: float
     path_model: PathModel
+    #: meniscus contact angle (degrees), ``None`` for a flat surface
+    contact_angle_deg: float | None
     #: for ``"plr"``: volumes (µL) and heights (mm) sampled from PLR's h(V), else empty
     table_ul: np.ndarray
     table_mm: np.ndarray
@@ -70,19 +83,39 @@ class PlateLayout:
         keys = self.keys
         return [keys[i] for i in items.tolist()]
 
+    def height_mm(self, volume_ul: np.ndarray) -> np.ndarray:
+        """Mean liquid height (mm) for true volumes in µL (1 µL = 1 mm³)."""
+        if not self.table_ul.size:
+            return volume_ul / self.area_mm2
+        top_ul, top_mm = self.table_ul[-1], self.table_mm[-1]
+        return np.where(
+            volume_ul <= top_ul,
+            np.interp(volume_ul, self.table_ul, self.table_mm),
+            top_mm + (volume_ul - top_ul) / self.area_mm2,
+        )
+
+    def column_mm(self, volume_ul: np.ndarray) -> np.ndarray:
+        """Liquid height at the well centre (mm), meniscus included when set."""
+        height = self.height_mm(volume_ul)
+        if self.contact_angle_deg is None:
+            return height
+        return np.maximum(height - meniscus_drop_mm(self.radius_mm, self.contact_angle_deg), 0.0)
+
     def path_cm(self, volume_ul: np.ndarray) -> np.ndarray:
-        """Liquid height at the well centre (cm) for true volumes in µL (1 µL = 1 mm³)."""
-        linear = volume_ul / self.area_mm2
-        if self.table_ul.size:
-            inside = volume_ul <= self.table_ul[-1]
-            height = np.where(
-                inside,
-                np.interp(volume_ul, self.table_ul, self.table_mm),
-                self.table_mm[-1] + (volume_ul - self.table_ul[-1]) / self.area_mm2,
-            )
-        else:
-            height = linear
-        return height / 10.0
+        """Vertical path through the liquid at the well centre (cm)."""
+        return self.column_mm(volume_ul) / 10.0
+
+
+def meniscus_drop_mm(radius_mm: float, contact_angle_deg: float) -> float:
+    """How far a concave spherical meniscus lowers the centre below the mean height (mm), for
+    a contact angle in 0–90° (90°: flat, 0)."""
+    theta = math.radians(contact_angle_deg)
+    if not 0.0 <= contact_angle_deg <= 90.0:
+        raise ValueError(f"contact angle must be within 0-90 degrees, not {contact_angle_deg}")
+    if contact_angle_deg == 90.0:
+        return 0.0
+    cap = radius_mm * (1.0 - math.sin(theta)) / math.cos(theta)
+    return cap / 2.0 - cap**3 / (6.0 * radius_mm**2)
 
 
 def _area_mm2(well: Well) -> float:
@@ -93,9 +126,13 @@ def _area_mm2(well: Well) -> float:
 
 
 def _plr_table(well: Well) -> tuple[np.ndarray, np.ndarray]:
-    """PLR's h(V) sampled on a grid up to its range, or empty arrays where it is undefined."""
+    """PLR's h(V) sampled at its own table points and on a grid up to the well's volume, or
+    empty arrays where PLR defines none."""
+    if not well.supports_compute_height_volume_functions():
+        return np.empty(0), np.empty(0)
     top = float(well.max_volume)
-    volumes = np.linspace(0.0, top, 97)
+    knots = [float(v) for v in (well.height_volume_data or {}).values()]
+    volumes = np.unique(np.concatenate([np.linspace(0.0, top, 97), knots]))
     heights = []
     for v in volumes:
         try:
@@ -111,8 +148,12 @@ def _plr_table(well: Well) -> tuple[np.ndarray, np.ndarray]:
     return table_ul, table_mm
 
 
-def build_layout(plate: Plate, path_model: PathModel) -> PlateLayout:
+def build_layout(
+    plate: Plate, path_model: PathModel, contact_angle_deg: float | None = None
+) -> PlateLayout:
     """Index a plate once (≈1 ms for 96 wells, ≈10 ms for 384)."""
+    if contact_angle_deg is not None:
+        meniscus_drop_mm(1.0, contact_angle_deg)  # checks the range
     by_identifier = items_by_identifier(plate)
     identifiers = tuple(by_identifier)
     wells = list(by_identifier.values())
@@ -139,15 +180,24 @@ def build_layout(plate: Plate, path_model: PathModel) -> PlateLayout:
         index={w.name: i for i, w in enumerate(wells)},
         area_mm2=_area_mm2(first),
         depth_mm=float(first.get_size_z()),
+        bottom_mm=float(first.location.z if first.location else 0.0)
+        + float(first.material_z_thickness or 0.0),
+        radius_mm=float(first.get_size_x()) / 2.0,
         path_model=path_model,
+        contact_angle_deg=contact_angle_deg,
         table_ul=table_ul,
         table_mm=table_mm,
     )
 
 
-def layout_of(cache: dict[str, PlateLayout], plate: Plate, path_model: PathModel) -> PlateLayout:
+def layout_of(
+    cache: dict[str, PlateLayout],
+    plate: Plate,
+    path_model: PathModel,
+    contact_angle_deg: float | None = None,
+) -> PlateLayout:
     """The cached layout of ``plate`` (rebuilt if another plate now has its name)."""
     layout = cache.get(plate.name)
     if layout is None or layout.plate is not plate:
-        layout = cache[plate.name] = build_layout(plate, path_model)
+        layout = cache[plate.name] = build_layout(plate, path_model, contact_angle_deg)
     return layout

@@ -7,14 +7,36 @@ from the world's ``truth/<key>`` streams, never from the reader's noise stream.
 
 from __future__ import annotations
 
+import functools
 import math
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
 import numpy as np
 
 from labtools.instruments.plate_reader import MONOCHROMATOR_ABSORBANCE
 
-__all__ = ["PlateTruth", "ReaderConstants", "ReaderTruth", "draw_plate", "draw_reader"]
+__all__ = [
+    "PlateTruth",
+    "ReaderConstants",
+    "ReaderTruth",
+    "draw_plate",
+    "draw_reader",
+    "reader_data",
+]
+
+
+@functools.cache
+def reader_data() -> dict[str, Any]:
+    """The parsed ``simulators/data/plate_reader.toml`` (shared; do not change it)."""
+    text = resources.files("labtools.simulators").joinpath("data/plate_reader.toml")
+    return tomllib.loads(text.read_text("utf-8"))
+
+
+_ABS, _FLUO = reader_data()["absorbance"], reader_data()["fluorescence"]
+_STRAY_LOW, _STRAY_HIGH = (float(x) for x in _ABS["stray_light"])
 
 
 @dataclass(frozen=True)
@@ -28,12 +50,17 @@ class ReaderConstants:
     snr0: float = 2000.0
     #: absorbance noise floor, 1 sd in OD [A; repeatability ~±0.5–1 % ±0.005 OD, physics §4 [L]]
     od_noise_floor: float = 0.001
+    #: top of the reader's stated absorbance range (OD): a well reading above it is reported
+    #: over-range (NaN, as PLR's BioTek backend parses a reader's starred values), never as a
+    #: number [V: plate_reader.toml]
+    od_range_max: float = float(_ABS["od_range_max"])
     #: readable wavelengths (nm) of the monochromator: labtools' typical UV-Vis reader, the
     #: default plate-reader limits (``MONOCHROMATOR_ABSORBANCE`` [A])
     wavelength_min_nm: float = MONOCHROMATOR_ABSORBANCE.low
     wavelength_max_nm: float = MONOCHROMATOR_ABSORBANCE.high
-    #: fluorescence: RFU for 1 nM fluorescein (ε 76,900, Φ 0.93) read 490/515 nm in a 0.541 cm
-    #: column, i.e. RFU per (M⁻¹ cm⁻¹ · M · cm · Φ). [A], set so that with the background noise
+    #: fluorescence: RFU for 1 nM fluorescein (ε 76,900, Φ 0.93) read 490/515 nm in the
+    #: calibration geometry below (``reference_column_mm``, ``reference_focus_mm``): it fixes
+    #: the gain, RFU per (M⁻¹ cm⁻¹ · M · cm · Φ). [A], set so that with the background noise
     #: below the detection limit is ~15 pM, near the BioTek FLx800's 2.5 pg/mL (6.6 pM)
     #: fluorescein spec [V: FLx800 spec sheet]
     rfu_per_nm_fluorescein: float = 200.0
@@ -41,9 +68,19 @@ class ReaderConstants:
     rfu_noise_floor: float = 1.0
     rfu_cv: float = 0.01
     #: PMT/ADC ceiling in RFU at the reader's fixed gain; above it a well reads as saturated [A]:
-    #: reached by fluorescein from ~10 µM in 200 µL (top-read fluorescein tends to ~1.5×10⁶ RFU
-    #: at high concentration as the inner filter confines emission to the top layer [C])
+    #: reached by fluorescein from ~5 µM in 200 µL at the default focal height [C]
     rfu_ceiling: float = 1.0e6
+    #: top-read collection along the well axis: a Lorentzian of this half-width (mm) about the
+    #: focal point [A: plate_reader.toml]
+    focal_half_width_mm: float = float(_FLUO["focal_half_width_mm"])
+    #: the calibration geometry of ``rfu_per_nm_fluorescein``: 200 µL in PLR's
+    #: ``cor_96_wellplate_360uL_Fb`` (column, mm) read with the focal point this far above the
+    #: well's inner bottom (mm) [C: plate_reader.toml]
+    reference_column_mm: float = float(_FLUO["reference_column_mm"])
+    reference_focus_mm: float = float(_FLUO["reference_focus_mm"])
+    #: water's contact angle on the well wall (degrees, 0–90) for the meniscus correction;
+    #: ``None`` (default): flat, as water in polystyrene plates nearly is [V: plate_reader.toml]
+    meniscus_contact_angle_deg: float | None = None
     #: luminescence detection efficiency, counts per emitted photon [A]: with the species
     #: library's glow reagent (2×10⁵ photons/s/pmol) 1 pmol reads ~10⁵ RLU, as its notes intend
     photon_detection_efficiency: float = 0.5
@@ -62,8 +99,8 @@ class ReaderConstants:
 class ReaderTruth:
     """Hidden per-seed parameters of one reader."""
 
-    #: stray-light fraction s: T_meas = (T + s)/(1 + s), ceiling ≈ −log10 s
-    #: [A: log-uniform 1e-4..5e-4, physics reference §4]
+    #: stray-light fraction s: T_meas = (T + s)/(1 + s), ceiling ≈ −log10 s [A: log-uniform
+    #: 1e-5..5e-5, bounded by the Synergy HT accuracy spec and 4.0 OD range, plate_reader.toml]
     stray_light: float
     #: photometric gain error (relative) [A, inside the Synergy HT ±1.0 % ±0.010 OD accuracy
     #: spec for 0–2 OD [V: BioTek Synergy HT operator's manual]]
@@ -94,7 +131,7 @@ class PlateTruth:
 def draw_reader(rng: np.random.Generator) -> ReaderTruth:
     """Sample a reader's hidden parameters (called once per seed through ``world.hidden``)."""
     return ReaderTruth(
-        stray_light=float(math.exp(rng.uniform(math.log(1e-4), math.log(5e-4)))),
+        stray_light=float(math.exp(rng.uniform(math.log(_STRAY_LOW), math.log(_STRAY_HIGH)))),
         gain_error=float(rng.uniform(-0.006, 0.006)),
         zero_offset_od=float(rng.uniform(-0.004, 0.004)),
         temperature_c=float(rng.uniform(21.0, 25.0) + 1.5),

@@ -384,7 +384,11 @@ def _top_up(working: np.ndarray, missing: np.ndarray) -> list[Move]:
 
 def _stray_light(opaque: np.ndarray) -> float:
     """The reader's stray-light fraction s from an opaque well's spectrum: where no light
-    gets through the liquid, the reading is −log10(s / (1 + s)); the top readings' mean."""
+    gets through the liquid, the reading is −log10(s / (1 + s)); the top readings' mean. A
+    well read over-range (NaN) puts the ceiling above the reader's range: s is then too small
+    to correct for (0)."""
+    if not np.all(np.isfinite(opaque)):
+        return 0.0
     ceiling = float(np.mean(np.sort(opaque)[-OPAQUE_POINTS:]))
     transmitted = 10.0**-ceiling
     return transmitted / (1.0 - transmitted)

@@ -251,7 +251,7 @@ class DyeStability(Task):
         for dye, wavelength in peaks.items():
             value = call(
                 "reader_read_absorbance", plate="plate_1", wavelength=nm(wavelength), wells=["A1"]
-            )["values"]["A1"]
+            )["values"].get("A1")  # absent when over-range
             od[dye] = 4.0 if value is None else max(float(value), 0.0)
         dye = max(od, key=lambda d: od[d] / epsilon[d])
         found_um = od[dye] / (epsilon[dye] * NAIVE_PATH_CM) * 1e6

@@ -3,7 +3,9 @@ beside the same pair through PyLabRobot's chatterbox and through a do-nothing ba
 
 All three run PLR's front end with tip and volume tracking on, one channel, 100 µL, aspirating
 from and dispensing back into the same well (so volumes stay put), in one event loop, in this
-run. Goal: adapter + physics pair ≤ 1.2× the chatterbox pair. Also the cost of the virtual deck.
+run. Goal: adapter + physics pair ≤ 1.2× the chatterbox pair. Also each tool through
+``lab.call`` on the virtual deck (mean and max; goal: every tool, ``lh_move_plate`` included,
+≤ 2 ms) and the cost of the virtual deck.
 
 Run: ``python -m bench.liquid_handler``.
 """
@@ -169,6 +171,49 @@ def _lab_pair_us() -> float:
     return statistics.median(rounds)
 
 
+#: plate moves round the virtual deck's sites, each plate back where it started
+PLATE_MOVES = [
+    ("plate_1", "reader"),
+    ("plate_384", "spare_carrier-0"),
+    ("plate_2", "spare_carrier-1"),
+    ("plate_1", "plate_carrier-1"),
+    ("plate_384", "plate_carrier-3"),
+    ("plate_2", "plate_carrier-2"),
+]
+
+
+def _tool_ms(rounds: int = 20) -> dict[str, tuple[float, float]]:
+    """Each liquid-handler tool through ``lab.call`` on the virtual lab: (mean, max) ms."""
+
+    times: dict[str, list[float]] = {}
+
+    def timed(lab: Lab, tool: str, args: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        result = lab.call(tool, args)
+        times.setdefault(tool, []).append((time.perf_counter() - start) * 1e3)
+        if not result.ok:
+            raise RuntimeError(f"{tool}: {result.error}")
+
+    fifty = {"value": 50.0, "unit": "microliter"}
+    with Lab.virtual(0) as lab:
+        for n in range(rounds):
+            item = {
+                "channel": 0,
+                "well": f"plate_2:{'ABCDEFGH'[n % 8]}{1 + n // 8}",
+                "volume": fifty,
+            }
+            mix = {**item, "volume": {"value": 30.0, "unit": "microliter"}}
+            timed(lab, "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]})
+            timed(lab, "lh_aspirate", {"items": [{**item, "well": "reservoir:A1"}]})
+            timed(lab, "lh_dispense", {"items": [item]})
+            timed(lab, "lh_mix", {"items": [mix], "cycles": 1})
+            timed(lab, "lh_drop_tips", {"channels": [0]})
+            timed(lab, "lh_get_deck", {})
+            for plate, destination in PLATE_MOVES:
+                timed(lab, "lh_move_plate", {"plate": plate, "destination": destination})
+    return {tool: (statistics.fmean(ts), max(ts)) for tool, ts in times.items()}
+
+
 def _ms(fn: Callable[[], object], number: int) -> float:
     start = time.perf_counter()
     for _ in range(number):
@@ -198,6 +243,9 @@ def main() -> None:
         f"{pairs['adapter_physics'] / pairs['chatterbox_custom']:.2f}"
     )
     print(row("adapter + physics through lab.call (schema, units, journal)", _lab_pair_us()))
+    print("liquid-handler tools through lab.call on the virtual lab (goal ≤ 2 ms each)")
+    for tool, (mean, most) in _tool_ms().items():
+        print(row(f"{tool} (mean; max {most:.2f} ms)", mean, "ms"))
     world = _world()
     print("virtual deck")
     print(row("build_deck() from scratch", _ms(build_deck, 5), "ms"))

@@ -2,7 +2,9 @@
 
 Layout (all PLR factories, offline):
 
-- rails 1, ``tip_carrier``: ``tips_300ul`` (Hamilton 300 µL, 96) and ``tips_1000ul`` (1000 µL, 96)
+- rails 1, ``tip_carrier``: Hamilton CO-RE tip racks of 96 — ``tips_300ul`` (300 µL),
+  ``tips_1000ul`` (1000 µL), ``tips_10ul`` (10 µL low-volume tips) and ``tips_50ul`` (50 µL);
+  site 4 free
 - rails 7, ``plate_carrier``: ``reservoir`` (NEST 12-column, 15 mL a column), ``plate_1`` and
   ``plate_2`` (Corning 96 flat, 360 µL), ``plate_384`` (Bio-Rad 384 V-bottom), site 4 free
 - rails 13, ``spare_carrier``: five free plate sites ``spare_carrier-0`` … ``-4``
@@ -37,6 +39,8 @@ from labtools.drivers.pylabrobot.plr import (
     STARLetDeck,
     biorad_384_wellplate_50uL_Vb,
     cor_96_wellplate_360uL_Fb,
+    hamilton_96_tiprack_10uL,
+    hamilton_96_tiprack_50uL,
     hamilton_96_tiprack_300uL,
     hamilton_96_tiprack_1000uL,
     nest_12_troughplate_15000uL_Vb,
@@ -120,6 +124,8 @@ def build_deck(reader_backend: PlateReaderBackend | None = None) -> Deck:
     tips = TIP_CAR_480_A00(name="tip_carrier")
     tips[0] = hamilton_96_tiprack_300uL(name="tips_300ul")
     tips[1] = hamilton_96_tiprack_1000uL(name="tips_1000ul")
+    tips[2] = hamilton_96_tiprack_10uL(name="tips_10ul")
+    tips[3] = hamilton_96_tiprack_50uL(name="tips_50ul")
     plates = PLT_CAR_L5AC_A00(name="plate_carrier")
     plates[0] = nest_12_troughplate_15000uL_Vb(name="reservoir")
     plates[1] = cor_96_wellplate_360uL_Fb(name="plate_1")

@@ -4,14 +4,26 @@ It plugs in below PLR's ``LiquidHandler`` (so the same adapter drives it as driv
 robot) and acts on the :class:`~labtools.simulators.world.World`: liquid and its composition
 move from the source container into the tip and on into the destination, as the world's mixtures.
 
-- **Delivery error** per channel, ISO 8655-shaped (:mod:`labtools.simulators.pipetting`); noise from
-  the world's ``"lh"`` stream only. An aspiration draws ``V_del / (1 − f)`` so that a fresh tip,
-  emptied, delivers ``V_del`` and keeps a film of ``f`` × what it drew.
-- **Carry-over**: the film stays in the tip; reusing the tip carries it into the next dispense.
-  Tips dropped in the trash take their contents to the world's ``"trash"`` container; tips put
-  back in a rack keep theirs for the next pick-up.
-- **Air**: asking for more than the container really holds draws air — less liquid moves. The
-  adapter checks believed volumes; only the world knows the truth.
+- **Delivery error** per channel and tip type, held to published rows
+  (:mod:`labtools.simulators.pipetting`); noise from the world's ``"lh"`` stream only.
+- **The piston decides what a tip holds.** After every stroke the tip holds, under the piston,
+  the channel's calibrated volume for the piston's position plus that stroke's random error
+  (:meth:`~labtools.simulators.pipetting.ChannelModel.level`); an aspiration draws what brings
+  it there, a dispense pushes out what is above it. Errors of successive strokes therefore do
+  not add up: a tip mixed or reused with liquid in it holds what the driver believes, within
+  one stroke's error (plus its film).
+- **Film and carry-over**: liquid wets the tip's wall as it is drawn up; the wall keeps a film
+  of ``f`` × the most the tip held since it was fitted (``f`` ≈ 0.1–1 %, drawn per seed), so a
+  fresh tip, emptied, delivers the calibrated volume and keeps ``f`` × what it drew. Reusing
+  the tip carries the film into the next dispense. Tips dropped in the trash take their
+  contents to the world's ``"trash"`` container; tips put back in a rack keep theirs.
+- **Air**: asking for more than the container really holds draws air — less liquid moves, and
+  the air leaves the tip first. The adapter checks believed volumes; only the world knows the
+  truth.
+- **Overflow**: a container never holds more than its capacity: what a dispense brings above it
+  runs over into the world's ``"spill"`` container and is logged as a warning. (The adapter
+  refuses a dispense its belief says would overfill; overflow happens only when the truth is
+  above the belief.)
 - **Time** on the world's virtual clock (:class:`Timing`, read with :meth:`now`); channels of
   one call work in parallel, so a multi-channel step takes as long as its slowest channel.
 - A gripper (``_num_arms = 1``) for plate moves; no 96-channel head. Liquid height, blow-out air
@@ -21,6 +33,7 @@ move from the source container into the tip and on into the destination, as the 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -47,15 +60,22 @@ from pylabrobot.resources.errors import NoTipError
 from labtools.config import ConfigError
 from labtools.drivers.pylabrobot.naming import container_key
 from labtools.errors import brief
-from labtools.simulators.pipetting import ISO_8655_2, ChannelModel, draw_channel, draw_film_fraction
+from labtools.simulators.pipetting import (
+    TIP_CLASSES,
+    ChannelModel,
+    draw_channel,
+    draw_film_fraction,
+)
 from labtools.simulators.world import Mixture, World
 
-__all__ = ["BackendSnapshot", "PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
+__all__ = ["SPILL", "BackendSnapshot", "PhysicsLiquidHandlerBackend", "Timing", "TipLoad"]
 
 log = logging.getLogger(__name__)
 
 #: a dispense that leaves less than this (µL) believed in the tip empties it
 _EMPTY_UL = 1e-6
+#: the world's container for what runs over a container's brim
+SPILL = "spill"
 
 
 @dataclass(frozen=True)
@@ -75,13 +95,15 @@ class Timing:
 
 @dataclass
 class TipLoad:
-    """What is really in a tip: its liquid, what the front end believes it holds (µL) and the
-    liquid it drew last (µL), whose film stays behind when it empties."""
+    """What is really in a tip: its liquid (film included), what the front end believes it
+    holds (µL: the piston's position from empty), the film on its wall (µL, part of
+    ``liquid``, stays when it empties) and the air it drew from emptier wells than believed."""
 
     tip: Tip
     liquid: Mixture = field(default_factory=Mixture)
     believed_ul: float = 0.0
-    last_drawn_ul: float = 0.0
+    film_ul: float = 0.0
+    air_ul: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -97,13 +119,12 @@ def _copy_loads(loads: dict[Any, TipLoad]) -> dict[Any, TipLoad]:
 
 
 class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
-    """Independent channels with ISO 8655-shaped errors acting on a world.
+    """Independent channels with per-tip-type errors acting on a world.
 
-    ``channel_class``: the ISO 8655-2 nominal volume (µL) whose limits the channels are drawn to
-    meet (a key of :data:`labtools.simulators.pipetting.ISO_8655_2`). The default, 200, holds the
-    300 µL-tip channel of the virtual deck to the 200 µL row (±1.6 µL, SD 0.6 µL), the nearest
-    tabulated nominal at or below the tip. Channel parameters are hidden truth ``lh/channel<i>``
-    and the film fraction ``lh/film_fraction``, drawn once per seed (again when the world is reset).
+    The channels take the tips of :data:`labtools.simulators.pipetting.TIP_CLASSES` (10, 50,
+    300 and 1000 µL). Each channel's parameters with each tip type are hidden truth
+    ``lh/channel<i>/<nominal>ul`` and the film fraction ``lh/film_fraction``, drawn once per
+    seed (again when the world is reset).
     """
 
     _num_arms = 1
@@ -114,7 +135,6 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         world: World,
         *,
         num_channels: int = 8,
-        channel_class: float = 200.0,
         timing: Timing | None = None,
     ) -> None:
         super().__init__()
@@ -122,16 +142,11 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
             raise ConfigError(
                 f"must be a positive integer, not {brief(num_channels)}", key="num_channels"
             )
-        if isinstance(channel_class, bool) or float(channel_class) not in ISO_8655_2:
-            raise ConfigError(
-                f"must be one of {sorted(ISO_8655_2)} µL, not {brief(channel_class)}",
-                key="channel_class",
-            )
         self.world = world
         self._num_channels = num_channels
-        self.channel_class = float(channel_class)
         self.timing = timing or Timing()
-        self.channels: list[ChannelModel] = []
+        #: by channel: the channel's model with each tip type (by the tips' nominal volume)
+        self.channels: list[dict[float, ChannelModel]] = []
         self.film_fraction = 0.0
         self._draw_truth()
         world.on_reset(self._draw_truth)
@@ -142,9 +157,14 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
 
     def _draw_truth(self) -> None:
         """The channels' hidden parameters and the film fraction, for the world's seed."""
-        draw = partial(draw_channel, class_ul=self.channel_class)
+        hidden = self.world.hidden
         self.channels = [
-            ChannelModel.from_dict(self.world.hidden(f"lh/channel{i}", draw))
+            {
+                tip: ChannelModel.from_dict(
+                    hidden(f"lh/channel{i}/{tip:g}ul", partial(draw_channel, tip_ul=tip))
+                )
+                for tip in TIP_CLASSES
+            }
             for i in range(self._num_channels)
         ]
         self.film_fraction = self.world.hidden("lh/film_fraction", draw_film_fraction)
@@ -164,7 +184,8 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         return None
 
     def can_pick_up_tip(self, channel_idx: int, tip: Tip) -> bool:
-        return 0 <= channel_idx < self._num_channels
+        """A channel that exists, and a tip type the channels are modelled for."""
+        return 0 <= channel_idx < self._num_channels and _nominal(tip) in TIP_CLASSES
 
     async def request_tip_presence(self) -> list[bool | None]:
         return [ch in self._loads for ch in range(self._num_channels)]
@@ -206,26 +227,33 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     # -- liquid --------------------------------------------------------------------------------
     async def aspirate(self, ops: list[SingleChannelAspiration], use_channels: list[int]) -> None:
         seconds = 0.0
-        keep = 1.0 - self.film_fraction
+        wet = self.film_fraction / (1.0 - self.film_fraction)  # film per µL under the piston
         for op, ch in zip(ops, use_channels, strict=True):
             _no_mix(op)
             load = self._load(ch)
             ref = self._ref(op.resource)
             source = self.world.contents(ref)
-            want = self.channels[ch].deliver(op.volume, self._rng) / keep
+            piston = load.believed_ul + op.volume
+            bulk = load.liquid.volume_ul - load.film_ul
+            level = self._model(ch, load).level(piston, op.volume, self._rng)
+            need = max(level - bulk - load.air_ul, 0.0)
+            film = max(wet * (bulk + need) - load.film_ul, 0.0)  # wall newly wetted
+            want = need + film
             drawn = source.take(min(want, source.volume_ul))
-            if want - drawn.volume_ul > 1e-9:
+            short = want - drawn.volume_ul
+            if short > 1e-9:
                 log.info(
                     "channel %d drew %.3g µL of air from %s (%.4g µL asked, %.4g there)",
                     ch,
-                    want - drawn.volume_ul,
+                    short,
                     ref,
                     op.volume,
                     drawn.volume_ul,
                 )
+                load.air_ul += short
             load.liquid.add(drawn)
-            load.believed_ul += op.volume
-            load.last_drawn_ul = drawn.volume_ul
+            load.film_ul += min(film, drawn.volume_ul)
+            load.believed_ul = piston
             seconds = max(seconds, self._duration(op.volume, op.flow_rate))
         self.world.clock.advance(seconds)
 
@@ -234,17 +262,33 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         for op, ch in zip(ops, use_channels, strict=True):
             _no_mix(op)
             load = self._load(ch)
-            film = min(self.film_fraction * load.last_drawn_ul, load.liquid.volume_ul)
-            available = load.liquid.volume_ul - film
-            load.believed_ul -= op.volume
-            if load.believed_ul <= _EMPTY_UL:  # emptying the tip: all but the film comes out
-                load.believed_ul = 0.0
-                out = available
-            else:
-                out = min(self.channels[ch].deliver(op.volume, self._rng), available)
-            self.world.contents(self._ref(op.resource)).add(load.liquid.take(out))
+            bulk = load.liquid.volume_ul - load.film_ul
+            piston = load.believed_ul - op.volume
+            if piston <= _EMPTY_UL:  # emptying the tip: all but the film comes out
+                piston, out, load.air_ul = 0.0, bulk, 0.0
+            else:  # what stands above the piston's new level comes out, air first
+                level = self._model(ch, load).level(piston, op.volume, self._rng)
+                expelled = max(bulk + load.air_ul - level, 0.0)
+                air = min(load.air_ul, expelled)
+                load.air_ul -= air
+                out = min(expelled - air, bulk)
+            load.believed_ul = piston
+            self._pour(op.resource, load.liquid.take(out))
             seconds = max(seconds, self._duration(op.volume, op.flow_rate))
         self.world.clock.advance(seconds)
+
+    def _pour(self, container: Any, portion: Mixture) -> None:
+        """Pour ``portion`` into ``container``; what rises above its capacity runs over."""
+        ref = self._ref(container)
+        target = self.world.contents(ref)
+        target.add(portion)
+        capacity = float(getattr(container, "max_volume", None) or math.inf)
+        excess = target.volume_ul - capacity
+        if excess > 1e-9:
+            self.world.contents(SPILL).add(target.take(excess))
+            log.warning(
+                "%s ran over: %.4g µL above its %.4g µL capacity spilled", ref, excess, capacity
+            )
 
     # -- gripper -------------------------------------------------------------------------------
     async def pick_up_resource(self, pickup: ResourcePickup) -> None:
@@ -280,6 +324,9 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
             raise NoTipError(f"Channel {channel} does not have a tip.")
         return load
 
+    def _model(self, channel: int, load: TipLoad) -> ChannelModel:
+        return self.channels[channel][_nominal(load.tip)]
+
     def _ref(self, container: Any) -> str:
         """The world's name for a PLR container: ``"<plate>:<well>"`` or the container's name."""
         found = self._refs.get(id(container))
@@ -293,6 +340,12 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         if not rate > 0:
             raise ValueError(f"flow rate must be positive, not {rate!r} µL/s")
         return self.timing.travel_s + volume_ul / rate + self.timing.settle_s
+
+
+def _nominal(tip: Tip) -> float:
+    """A tip's nominal volume (µL): PLR's ``nominal_volume`` where it has one (Hamilton tips),
+    else its maximal volume."""
+    return float(getattr(tip, "nominal_volume", None) or tip.maximal_volume)
 
 
 def _no_mix(op: SingleChannelAspiration | SingleChannelDispense) -> None:

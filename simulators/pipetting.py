@@ -1,67 +1,111 @@
-"""Pipetting error: ISO 8655-2 limits, the per-channel delivery model and its hidden parameters.
+"""Pipetting error by tip type: the published rows, the per-channel model and its hidden draws.
 
 Delivery model (physics reference §2) [A], for one aspirate–dispense cycle with a fresh tip::
 
     V_del = V_set · (1 + β) + δ + ε,     ε ~ N(0, σ(V_set)²),     σ(V) = sqrt(a² + (c·V)²)
 
-Each channel draws β (relative), δ (µL), a (µL) and c (relative) once per seed, scaled to the
-ISO 8655-2 row of its nominal class so that most channels pass it:
+Each channel draws β (relative), δ (µL), a (µL) and c (relative) once per seed *and per tip
+type* (:data:`TIP_CLASSES`, from ``simulators/data/pipetting.toml`` with the source of every
+figure), held to two published rows of that tip: its ISO 8655-2 row at the nominal volume
+(``S_nom``, ``R_nom`` µL) and its low row (the smallest volume a published row covers,
+``S_low``, ``R_low`` µL):
 
-- β ~ N(0, (MPE_sys / V_nom / 3)²) and δ ~ N(0, (MPE_sys / 3)²) — the reference's
-  ``N(0, (MPE_sys/3)²)``, the relative part at the nominal volume. At V_nom the systematic error
-  has SD √2·MPE_sys/3 (97 % of channels pass); at 10 % of V_nom it is ≈ MPE_sys/3 (99.7 %).
-- a ~ U(1/6, 1/3) · MPE_rand and c ~ U(1/3, 2/3) · MPE_rand / V_nom: for the 200 µL class,
-  a = 0.10–0.20 µL and c = 0.10–0.20 % (the reference's "good 20–200 µL channel"), so
-  σ ≤ 0.75 · MPE_rand at every volume up to V_nom: every channel passes the random limit.
-
-ISO 8655-2 maximum permissible errors (single-channel air displacement; the absolute MPE at the
-nominal volume applies at every selectable volume) from the physics reference: the 1000 µL row
-[V] (published table), the others the 2002 Table 1 values [L].
+- β ~ N(0, (S_nom / V_nom / 3)²), δ ~ N(0, (min(S_nom, S_low) / 3)²): the reference's
+  ``N(0, (MPE_sys/3)²)``. The absolute part δ sets the error below the low row: about constant
+  in µL, so the relative error grows as 1/V — 1 µL is ±5 % with a 10 µL tip and ±50 % with a
+  300 µL one (3 SD).
+- a ~ U(1/3, 2/3) · min(R_nom, R_low) and c ~ U(1/3, 2/3) · R_nom / V_nom: σ stays inside both
+  rows' random limits for every channel.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import tomllib
 from dataclasses import asdict, dataclass
+from importlib import resources
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ISO_8655_2", "ChannelModel", "IsoLimits", "draw_channel", "draw_film_fraction"]
+__all__ = [
+    "ISO_8655_2",
+    "TIP_CLASSES",
+    "ChannelModel",
+    "IsoLimits",
+    "TipClass",
+    "draw_channel",
+    "draw_film_fraction",
+    "tip_class",
+]
 
 
 @dataclass(frozen=True)
 class IsoLimits:
-    """ISO 8655-2 maximum permissible errors of one nominal volume (µL)."""
+    """Maximum permissible errors at one volume (µL): systematic (±) and random (SD)."""
 
     nominal_ul: float
     systematic_ul: float
     random_ul: float
 
     def passes(self, mean_error_ul: float, sd_ul: float) -> bool:
-        """Whether a channel with this mean error and SD (µL) at some volume meets the limits."""
+        """Whether a channel with this mean error and SD (µL) meets the limits."""
         return abs(mean_error_ul) <= self.systematic_ul and sd_ul <= self.random_ul
 
 
-ISO_8655_2: dict[float, IsoLimits] = {
-    row.nominal_ul: row
-    for row in (
-        IsoLimits(2.0, 0.08, 0.04),
-        IsoLimits(10.0, 0.12, 0.08),
-        IsoLimits(20.0, 0.20, 0.10),
-        IsoLimits(100.0, 0.8, 0.3),
-        IsoLimits(200.0, 1.6, 0.6),
-        IsoLimits(1000.0, 8.0, 3.0),
-    )
-}
+@dataclass(frozen=True)
+class TipClass:
+    """One tip type's rows: ``nominal`` (ISO 8655-2 limits held at the tip's nominal volume)
+    and ``low`` (the limits at the smallest volume a published row covers for it)."""
+
+    nominal_ul: float
+    nominal: IsoLimits
+    low: IsoLimits
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    text = resources.files("labtools.simulators").joinpath("data/pipetting.toml")
+    return tomllib.loads(text.read_text("utf-8"))
+
+
+def _iso_rows() -> dict[float, IsoLimits]:
+    rows = (IsoLimits(**{k: float(v) for k, v in r.items()}) for r in _data()["iso_8655_2"]["rows"])
+    return {row.nominal_ul: row for row in rows}
+
+
+def _tip_classes() -> dict[float, TipClass]:
+    out = {}
+    for key, raw in _data()["tip"].items():
+        nominal_ul = float(key)
+        iso = ISO_8655_2[float(raw["iso_row"])]
+        volume, systematic_pct, cv_pct = (float(x) for x in raw["low"])
+        low = IsoLimits(volume, volume * systematic_pct / 100.0, volume * cv_pct / 100.0)
+        row = IsoLimits(nominal_ul, iso.systematic_ul, iso.random_ul)
+        out[nominal_ul] = TipClass(nominal_ul, row, low)
+    return out
+
+
+#: ISO 8655-2:2002 Table 1 rows by nominal volume (µL), single-channel air displacement
+ISO_8655_2: dict[float, IsoLimits] = _iso_rows()
+#: the tip types the channels are modelled for, by the tips' nominal volume (µL)
+TIP_CLASSES: dict[float, TipClass] = _tip_classes()
+#: the film fraction's range (log-uniform)
+_FILM = tuple(float(x) for x in _data()["film_fraction"])
+
+
+def tip_class(nominal_ul: float) -> TipClass | None:
+    """The modelled tip type of tips with this nominal volume (µL), if any."""
+    return TIP_CLASSES.get(float(nominal_ul))
 
 
 @dataclass(frozen=True)
 class ChannelModel:
-    """One channel's hidden delivery parameters: ``beta`` (relative bias), ``delta_ul``
-    (absolute bias), ``a_ul`` and ``c`` (absolute and proportional SD terms)."""
+    """One channel's hidden delivery parameters with one tip type: ``beta`` (relative bias),
+    ``delta_ul`` (absolute bias), ``a_ul`` and ``c`` (absolute and proportional SD terms)."""
 
-    class_ul: float
+    tip_ul: float
     beta: float
     delta_ul: float
     a_ul: float
@@ -77,11 +121,20 @@ class ChannelModel:
 
     def deliver(self, volume_ul: float, rng: np.random.Generator) -> float:
         """One draw of the delivered volume (µL); never negative (a piston cannot push back)."""
-        return max(0.0, self.mean(volume_ul) + self.sigma(volume_ul) * float(rng.standard_normal()))
+        return self.level(volume_ul, volume_ul, rng)
+
+    def level(self, piston_ul: float, stroke_ul: float, rng: np.random.Generator) -> float:
+        """What a tip really holds under the piston (µL, liquid and air) once the piston has
+        moved ``stroke_ul`` to stand ``piston_ul`` from empty: the calibration at that position
+        plus this stroke's random error. 0 at the empty position, never negative."""
+        if piston_ul <= 0.0:
+            return 0.0
+        noise = self.sigma(stroke_ul) * float(rng.standard_normal())
+        return max(0.0, self.mean(piston_ul) + noise)
 
     @property
-    def limits(self) -> IsoLimits:
-        return ISO_8655_2[self.class_ul]
+    def limits(self) -> TipClass:
+        return TIP_CLASSES[self.tip_ul]
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -91,19 +144,22 @@ class ChannelModel:
         return cls(**{k: float(v) for k, v in raw.items()})
 
 
-def draw_channel(rng: np.random.Generator, class_ul: float) -> dict[str, float]:
-    """A channel of nominal class ``class_ul`` (a key of :data:`ISO_8655_2`), as a dict."""
-    iso = ISO_8655_2[class_ul]
+def draw_channel(rng: np.random.Generator, tip_ul: float) -> dict[str, float]:
+    """A channel with tips of nominal volume ``tip_ul`` (a key of :data:`TIP_CLASSES`), as a
+    dict (see the module docstring for the draws)."""
+    tip = TIP_CLASSES[tip_ul]
+    nominal, low = tip.nominal, tip.low
     return ChannelModel(
-        class_ul=class_ul,
-        beta=float(rng.normal(0.0, iso.systematic_ul / class_ul / 3.0)),
-        delta_ul=float(rng.normal(0.0, iso.systematic_ul / 3.0)),
-        a_ul=float(rng.uniform(1 / 6, 1 / 3) * iso.random_ul),
-        c=float(rng.uniform(1 / 3, 2 / 3) * iso.random_ul / class_ul),
+        tip_ul=tip_ul,
+        beta=float(rng.normal(0.0, nominal.systematic_ul / tip_ul / 3.0)),
+        delta_ul=float(rng.normal(0.0, min(nominal.systematic_ul, low.systematic_ul) / 3.0)),
+        a_ul=float(rng.uniform(1 / 3, 2 / 3) * min(nominal.random_ul, low.random_ul)),
+        c=float(rng.uniform(1 / 3, 2 / 3) * nominal.random_ul / tip_ul),
     ).to_dict()
 
 
 def draw_film_fraction(rng: np.random.Generator) -> float:
-    """Fraction of the last aspirated liquid left as a film in a tip after it empties:
-    ``f_in`` ≈ 0.1–1 % (physics reference §2) [A], drawn log-uniformly."""
-    return float(np.exp(rng.uniform(np.log(1e-3), np.log(1e-2))))
+    """Fraction of the liquid a tip last drew left as a film when it empties: ``f_in`` ≈
+    0.1–1 % (physics reference §2) [A], drawn log-uniformly."""
+    low, high = _FILM
+    return float(np.exp(rng.uniform(np.log(low), np.log(high))))

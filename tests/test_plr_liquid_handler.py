@@ -30,7 +30,12 @@ def test_tips_come_in_rack_order_and_are_counted(setup: Rig) -> None:
     data = setup.ok("lh_pick_up_tips", {"tip_rack": "tips_1000ul", "channels": [1]})
     assert data["tips"] == [{"channel": 1, "tip": "tips_1000ul:A1", "tip_type": "tip_1000ul"}]
     deck = setup.ok("lh_get_deck", {})
-    assert deck["tips_left"] == {"tips_300ul": 94, "tips_1000ul": 95}
+    assert deck["tips_left"] == {
+        "tips_300ul": 94,
+        "tips_1000ul": 95,
+        "tips_10ul": 96,
+        "tips_50ul": 96,
+    }
     assert [c["tip"] for c in deck["channels"][:3]] == [
         "tips_300ul:A1",
         "tips_1000ul:A1",

@@ -153,9 +153,8 @@ def test_builds_from_a_lab_configuration() -> None:
                     "class": "labtools.simulators.liquid_handling:PhysicsLiquidHandlerBackend",
                     "world": "@world",
                     "num_channels": 8,
-                    "channel_class": 200,
                 },
-                "tip_types": {"tip_300ul": [1, 300], "tip_1000ul": [10, 1000]},
+                "tip_types": {"tip_300ul": [1, 300, 10], "tip_1000ul": [10, 1000]},
             }
         },
     }

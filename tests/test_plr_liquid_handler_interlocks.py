@@ -137,7 +137,7 @@ def test_unknown_tip_rack_lists_the_racks(setup: Rig) -> None:
     error = _refused(
         setup,
         "lh_pick_up_tips",
-        {"tip_rack": "tips_10ul", "channels": [0]},
+        {"tip_rack": "tips_20ul", "channels": [0]},
         "unknown_resource",
         "/tip_rack",
     )
@@ -159,7 +159,10 @@ def test_volume_outside_the_tip_type_is_out_of_range_in_the_callers_unit(tipped:
         "out_of_range",
         "/volume",
     )
-    assert error["hint"] == "with tip_300ul: 0.001–0.3 milliliter"
+    assert error["hint"] == (
+        "with tip_300ul: 0.001–0.3 milliliter; "
+        "for 0.5 milliliter use tips_1000ul (tip_1000ul: 0.01–1 milliliter)"
+    )
     error = _refused(
         tipped,
         "lh_dispense",
@@ -167,7 +170,10 @@ def test_volume_outside_the_tip_type_is_out_of_range_in_the_callers_unit(tipped:
         "out_of_range",
         "/volume",
     )
-    assert error["hint"] == "with tip_1000ul: 10–1000 microliter"
+    assert error["hint"] == (
+        "with tip_1000ul: 10–1000 microliter; "
+        "for 5 microliter use tips_10ul (tip_10ul: 1–10 microliter)"
+    )
 
 
 def test_lab_limits_catch_volumes_no_tip_takes(tipped: Rig) -> None:

@@ -100,7 +100,7 @@ def plan(
     rack_type, spots = _rack(handler, tip_rack, chans) if tips != "mounted" else (None, [])
     mix_ul = magnitude(mix_volume, UL) if mix_cycles > 0 else 0.0
     rounds = schedule(handler, moves, chans, mixing=mix_cycles > 0)
-    belief = Belief(handler._dead_volume)
+    belief = Belief(handler._dead_volume, handler._suggest_tips)
     if tips == "mounted":
         for ch in chans:
             tip = handler.plr.head[ch].get_tip()
@@ -132,6 +132,7 @@ def plan(
                     belief.tips[ch] = TipSlot(rack_type)  # type: ignore[arg-type]  # a rack's type
                 mounted += fresh
         _trips(out, belief, pairs, handler.limits.max_trips)
+        _imprecise(out, handler, belief, pairs)
         for ch, m in pairs:
             last_source[ch] = m.source
         for _ in range(mix_cycles):
@@ -236,6 +237,25 @@ def _trips(out: Plan, belief: Belief, pairs: list[tuple[int, Move]], max_trips: 
                 step.containers.append(well)
                 step.volumes.append(ul)
             out.steps.append(step)
+
+
+def _imprecise(out: Plan, handler: Handler, belief: Belief, pairs: list[tuple[int, Move]]) -> None:
+    """Notes on transfers below the volume their tip pipettes precisely, with the rack to use."""
+    for ch, m in pairs:
+        tip_type = belief.tips[ch].tip_type
+        capacity = tip_type.volume.high
+        trip = m.ul / max(1, math.ceil(m.ul / capacity - 1e-9))
+        precise = handler._precise_from(tip_type)
+        if trip < precise - EPS_UL:
+            better = handler._suggest_tips(trip, UL)
+            out.notes.append(
+                {
+                    "transfer": m.index,
+                    "note": f"{trip:.4g} µL is below the {precise:g} µL a {tip_type.name} tip "
+                    "pipettes precisely: expect a larger relative error"
+                    + (f"; {better}" if better else ""),
+                }
+            )
 
 
 def _mix(

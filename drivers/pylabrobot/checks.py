@@ -7,13 +7,19 @@ caller used. Nothing here touches PLR or the world.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pint
 
 from labtools.errors import Interlock, OutOfRange
 from labtools.instruments import TipType
 from labtools.units import Quantity, magnitude
 
-__all__ = ["EPS_UL", "check_draw", "check_expel", "check_tip_range", "in_unit"]
+__all__ = ["EPS_UL", "Suggest", "check_draw", "check_expel", "check_tip_range", "in_unit"]
+
+#: ``suggest(ul, unit)``: hint text naming the tip rack for ``ul`` µL (``""`` if none), called
+#: only when a check refuses
+Suggest = Callable[[float, str], str]
 
 #: volumes closer than this (µL) count as equal — the tolerance of PLR's own volume trackers
 EPS_UL = 1e-6
@@ -31,15 +37,23 @@ def _unit(volume: pint.Quantity) -> str:
 
 
 def check_tip_range(
-    ul: float, volume: pint.Quantity, tip_type: TipType, field: str = "/volume"
+    ul: float,
+    volume: pint.Quantity,
+    tip_type: TipType,
+    field: str = "/volume",
+    *,
+    suggest: Suggest | None = None,
 ) -> None:
-    """The volume must lie in the mounted tip type's range (``field``: the volume's pointer)."""
+    """The volume must lie in the mounted tip type's range (``field``: the volume's pointer);
+    the refusal's hint names the tip rack to use instead (``suggest``), never clipping."""
     if not tip_type.volume.contains(ul):
         unit = _unit(volume)
+        other = suggest(ul, unit) if suggest is not None else ""
         raise OutOfRange(
             f"{volume.magnitude:g} {unit} is outside what a {tip_type.name} tip takes",
             field=field,
-            hint=f"with {tip_type.name}: {tip_type.volume.describe(unit)}",
+            hint=f"with {tip_type.name}: {tip_type.volume.describe(unit)}"
+            + (f"; {other}" if other else ""),
         )
 
 

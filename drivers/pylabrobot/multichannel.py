@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 import pint
 
-from labtools.drivers.pylabrobot.checks import check_draw, check_expel, check_tip_range
+from labtools.drivers.pylabrobot.checks import Suggest, check_draw, check_expel, check_tip_range
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.internals import channel_spread_offsets
@@ -55,6 +55,10 @@ class Handler(Protocol):
 
     def _tip_type(self, tip: Tip, field: str = ...) -> TipType: ...
 
+    def _suggest_tips(self, ul: float, unit: str) -> str: ...
+
+    def _precise_from(self, tip_type: TipType) -> float: ...
+
 
 @dataclass
 class TipSlot:
@@ -68,10 +72,12 @@ class Belief:
     """PLR's believed well volumes (µL) with a dry run's changes on top; PLR is never touched.
 
     ``dead``: a container's dead volume (µL). ``tips``: channel → its tip in the dry run.
+    ``suggest``: words the tip rack to use when a volume is outside a tip's range.
     """
 
-    def __init__(self, dead: Callable[[Container], float]) -> None:
+    def __init__(self, dead: Callable[[Container], float], suggest: Suggest | None = None) -> None:
         self._dead = dead
+        self._suggest = suggest
         self._volumes: dict[int, tuple[Container, float]] = {}
         self.tips: dict[int, TipSlot] = {}
 
@@ -97,7 +103,7 @@ class Belief:
     ) -> None:
         """Aspirate ``ul`` on ``channel`` from ``container`` (``at``: the volume's pointer)."""
         slot = self.tips[channel]
-        check_tip_range(ul, volume, slot.tip_type, at)
+        check_tip_range(ul, volume, slot.tip_type, at, suggest=self._suggest)
         holds = self.holds(container)
         check_draw(
             ul,
@@ -281,7 +287,7 @@ def items(handler: Handler, raw: Sequence[Any]) -> list[Item]:
 
 def belief_for(handler: Handler, chosen: Sequence[Item]) -> Belief:
     """A dry-run belief with the mounted tips of the items' channels."""
-    belief = Belief(handler._dead_volume)
+    belief = Belief(handler._dead_volume, handler._suggest_tips)
     for i, it in enumerate(chosen):
         tip = handler.plr.head[it.channel].get_tip()
         tip_type = handler._tip_type(tip, f"/items/{i}/channel")

@@ -227,7 +227,10 @@ class LiquidHandler(Instrument):
             Sequence[int], Arg("Channels to fit with a tip, e.g. [0] or [0, 1].", within="channel")
         ],
     ) -> TipsPickedUp:
-        """Pick up new tips from a tip rack, one per listed channel, in rack order."""
+        """Pick up new tips from a tip rack, one per listed channel, in rack order.
+
+        Use the smallest tip that holds the volume: a tip's error in µL is about constant, so
+        at 1 µL a 300 µL tip errs by tens of per cent where a 10 µL tip stays within ~5 %."""
 
     @tool(destructive=True)
     @abstractmethod

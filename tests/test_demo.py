@@ -11,6 +11,7 @@ import pytest
 from labtools import Lab
 from labtools.demo.protocol import (
     REPLICATE_ROWS,
+    SAMPLE_UL,
     STEPS,
     UNKNOWN_ROWS,
     WELL_UL,
@@ -76,8 +77,8 @@ def test_demo_estimates_are_calibrated_across_seeds() -> None:
 
 
 def test_the_plate_holds_what_the_protocol_says() -> None:
-    """Every standard and blank holds 100 µL (the last standards' surplus went to the waste);
-    the unknown's first column holds the stock's volume, the wells read the volume reported."""
+    """Every standard, blank and unknown well holds 100 µL (the last standards' surplus went to
+    the waste; the unknown is made up with water), so every well has one liquid height."""
     with Lab.virtual(seed=4) as lab:
         protocol = DyeQuantification(lab, echo=lambda line: None)
         outcome = protocol.run()
@@ -87,5 +88,6 @@ def test_the_plate_holds_what_the_protocol_says() -> None:
         assert [wells[f"{row}{c}"] for c in range(1, STEPS + 2)] == [pytest.approx(WELL_UL)] * (
             STEPS + 1
         )
-    assert [wells[f"{r}1"] for r in UNKNOWN_ROWS] == [pytest.approx(protocol.stock_ul)] * 3
-    assert [wells[w] for w in outcome.unknown_wells] == [pytest.approx(outcome.sample_ul)] * 3
+    assert [wells[f"{r}1"] for r in UNKNOWN_ROWS] == [pytest.approx(WELL_UL)] * 3
+    assert [wells[w] for w in outcome.unknown_wells] == [pytest.approx(WELL_UL)] * 3
+    assert SAMPLE_UL[0] <= outcome.sample_ul <= WELL_UL

@@ -195,7 +195,10 @@ def test_rollout_with_a_provider_sdk_against_a_scripted_endpoint() -> None:
         "content": [{"type": "text", "text": "Submitted."}],
         "stop_reason": "end_turn",
     }
-    with ScriptedEndpoint([turn, final]) as endpoint, Session(TASK, secret="test-session") as session:
+    with (
+        ScriptedEndpoint([turn, final]) as endpoint,
+        Session(TASK, secret="test-session") as session,
+    ):
         client = anthropic.Anthropic(base_url=endpoint.url, api_key="x", max_retries=0)
         run, reward = rollout(client, "m", session, seed=9, provider="anthropic")
     assert run.stopped == "ended" and run.turns == 1 and session.terminated

@@ -73,14 +73,16 @@ def test_the_recipe_made_exactly_scores_one(session) -> None:
 
 
 def test_absorbance_follows_the_amounts_and_the_real_liquid_height(session) -> None:
-    """More water lowers the concentration and lengthens the path alike: 240 µL of the recipe
-    matches; 10 % less of each dye does not."""
+    """More water lowers the concentration and lengthens the path, but not alike: the wells
+    taper (PyLabRobot's height–volume table), so 240 µL of the recipe reads a little off the
+    200 µL target, while 10 % less of each dye is far off."""
     session.reset(2)
     _made_exactly(session, "plate_1:A1", total_ul=240.0)
     _made_exactly(session, "plate_1:A2", scale=0.9)
     task = session.task
     task.submission = {"well": "plate_1:A1"}
-    assert task.score(session.lab)["raw"] == pytest.approx(1.0)
+    diluted = task.score(session.lab)
+    assert 0.9 < diluted["raw"] < 0.999 and 0.0005 < diluted["rmse_od"] < 0.004
     task.submission = {"well": "plate_1:A2"}
     assert task.score(session.lab)["raw"] < 0.1
 
@@ -94,7 +96,7 @@ def test_an_empty_or_overfull_well_scores_nothing(session) -> None:
     _made_exactly(session, "plate_1:B2", total_ul=300.0)  # right colour, outside 150–250 µL
     session.call_tool("submit_colour_matching", {"well": "plate_1:B2"}).unwrap()
     overfull = session.score()
-    assert overfull.components["outcome"] == pytest.approx(1.0) and overfull.validity == 0.0
+    assert overfull.components["outcome"] > 0.1 and overfull.validity == 0.0
     assert overfull.total == 0.0 and not overfull.success
 
 

@@ -104,10 +104,10 @@ def test_readings_at_the_base_peak_follow_henderson_hasselbalch(session, seed) -
     labelled = np.array([ph for _, ph, _ in buffers_of(session.lab.shared["world"].labels)])
     assert np.abs(real_ph - labelled).max() < 0.1 and np.any(real_ph != labelled)
     # the sigmoid in numbers: A(pH) = A_acid + (A_base − A_acid) f(pH), the hidden pKa;
-    # a 200 µL Corning well holds a 0.57 cm column [reader physics]
+    # a 200 µL Corning well holds a 0.62 cm column (PyLabRobot's height–volume table)
     f = base_fraction(real_ph, species.pka)
     path = od[-1, 0] / (20e-6 * float(species.absorptivity(base_nm, real_ph[-1])))
-    assert 0.5 < path < 0.62
+    assert 0.58 < path < 0.66
     eps_acid = species.forms["acid"].absorptivity(np.array([base_nm]))[0]
     eps_base = species.forms["base"].absorptivity(np.array([base_nm]))[0]
     expected = path * 20e-6 * (eps_acid + (eps_base - eps_acid) * f)
@@ -115,7 +115,7 @@ def test_readings_at_the_base_peak_follow_henderson_hasselbalch(session, seed) -
     fitted = fit_pka(od[:, :1], real_ph, scale_rounds=0).pka
     assert fitted == pytest.approx(species.pka, abs=0.03)  # one wavelength, reader noise
     # the isosbestic point reads the same at every pH; the base peak does not
-    assert np.ptp(od[:, 1]) < 0.01 < 0.1 < np.ptp(od[:, 0])
+    assert np.ptp(od[:, 1]) < 0.015 < 0.1 < np.ptp(od[:, 0])  # reader noise ~0.5 % of ~1 OD
 
 
 def test_each_world_keeps_its_own_species_library() -> None:

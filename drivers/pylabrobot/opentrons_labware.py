@@ -163,7 +163,7 @@ def tip_rack(name: str, definition: str, *, version: int = 1, with_tips: bool = 
 def ot2_deck(slots: Mapping[str | int, Resource], *, with_trash: bool = True) -> Deck:
     """A PLR ``OTDeck`` with ``slots`` (slot number, 1–12 → a PLR resource) placed on it;
     ``with_trash``: the fixed trash in slot 12."""
-    deck = plr.load_module("pylabrobot.resources.opentrons").OTDeck(with_trash=with_trash)
+    deck = plr.OTDeck(with_trash=with_trash)
     if not isinstance(slots, Mapping):
         raise ConfigError(f"maps slot numbers to labware, not {type(slots).__name__}", key="slots")
     for key, resource in slots.items():

@@ -58,6 +58,7 @@ PATHS: dict[str, str] = {
         _RESOURCES,
     ),
     "DeepWell_Greiner_1536_Well": f"{_RESOURCES}.tecan.plates",
+    "OTDeck": f"{_RESOURCES}.opentrons",
     "CrossSectionType": f"{_RESOURCES}.well",
     "label_to_row_index": f"{_RESOURCES}.utils",
     "split_identifier": f"{_RESOURCES}.utils",

@@ -3,19 +3,21 @@
 1. Find the dye stock, water, the unknown and the waste on the deck by their labels.
 2. Standards: a two-fold serial dilution of the stock in triplicate rows, with water blanks, in
    two batched transfers (water, then the stock and the dilution steps with mixing).
-3. The unknown, neat, into the rows below, in the same batch as the last standards' surplus to
-   the waste. Channel ``i`` makes standards row ``i`` and its unknown row, and gives the unknown
-   the stock's volume: its systematic error cancels between the two.
+3. The unknown, neat, into the rows below (already holding water to make up the standards'
+   volume), in the same batch as the last standards' surplus to the waste. Channel ``i`` makes
+   standards row ``i`` and its unknown row, and gives the unknown the stock's volume: its
+   systematic error cancels between the two.
 4. Find the dye's absorbance peak from a spectrum of the top standards; read the plate there.
-5. If the unknown reads outside the top half of the curve, pipette it again at the volume that
-   puts it near 80 % of the top standard, and read again.
+5. If the unknown reads outside the top half of the curve, pipette it again (made up with water
+   to the same volume) at the volume that puts it near 80 % of the top standard, and read again.
 6. Fit the standard curve; read the unknown's amount off it, with its uncertainty.
 7. Record the unknown's spectrum in the cuvette with the spectrometer (dark, reference, sample),
    choosing the integration time from the reference's counts (optional).
 
-A vertical beam through a flat-bottomed well reads ε·n/area: the OD counts the dye in the well
-(nmol) whatever its volume, so the curve is OD against nmol per well, and the unknown's amount
-over its volume is its concentration.
+A vertical beam reads ε·c·h, with h the liquid's height; in wells of one plate holding one
+volume h is the same (the wells taper, so h is not proportional to the volume), and the OD
+counts the dye in the well (nmol): the curve is OD against nmol per well, every well at
+``WELL_UL``, and the unknown's amount over its neat volume is its concentration.
 
 The protocol calls tools through any ``call(name, **arguments) -> data`` function, so the same
 steps run on a lab (the demo) or through a grounded-reward session (the standard-curve task).
@@ -57,7 +59,7 @@ MIX = (5, 100.0)  # after each dilution step: cycles, µL drawn (half the well)
 ACCEPT = (0.45, 1.0)
 #: … otherwise it is pipetted again to read about this share, within SAMPLE_UL (µL)
 TARGET = 0.8
-SAMPLE_UL = (10.0, 200.0)
+SAMPLE_UL = (10.0, 100.0)
 
 
 #: ``call(name, **arguments)`` → the tool's data; raises the tool's error if it was refused
@@ -179,6 +181,8 @@ class DyeQuantification:
         if not ACCEPT[0] <= share <= ACCEPT[1]:
             sample_ul, column = self._volume_for(share), 2
             self.call("lh_move_plate", plate="plate_1", destination=self.home)
+            if water := self._make_up(column, sample_ul):
+                self.call("lh_transfer", **batch(water, "reuse"))
             self._unknown_into(column, sample_ul)
             self.call("lh_move_plate", plate="plate_1", destination="reader")
             values = self._read(wavelength, column)
@@ -226,6 +230,7 @@ class DyeQuantification:
             for c in range(2, STEPS + 2)
             for r in REPLICATE_ROWS
         ]
+        water += self._make_up(1, self.stock_ul)
         self.call("lh_transfer", **batch(water, "reuse"))
         steps = [(self.stock, f"plate_1:{r}1", self.stock_ul) for r in REPLICATE_ROWS]
         steps += [
@@ -239,9 +244,16 @@ class DyeQuantification:
             f"{r}{c}": top_nmol / 2 ** (c - 1) for r in REPLICATE_ROWS for c in range(1, STEPS + 1)
         }
 
+    def _make_up(self, column: int, volume: float) -> list[tuple[str, str, float]]:
+        """Water into each unknown row of ``column`` to make ``volume`` µL of the unknown up to
+        ``WELL_UL``."""
+        rest = round(WELL_UL - volume, 1)
+        return [(self.water, f"plate_1:{r}{column}", rest) for r in UNKNOWN_ROWS] if rest else []
+
     def _unknown_into(self, column: int, volume: float, *, surplus: bool = False) -> None:
-        """The unknown, neat, ``volume`` µL into each unknown row of ``column``, a new tip each;
-        with ``surplus``, first the last standards' extra 100 µL to the waste."""
+        """The unknown, neat, ``volume`` µL into each unknown row of ``column`` (made up with
+        water beforehand), a new tip each; with ``surplus``, first the last standards' extra
+        100 µL to the waste."""
         moves = (
             [(f"plate_1:{r}{STEPS}", self.waste, WELL_UL) for r in REPLICATE_ROWS]
             if surplus

@@ -65,8 +65,8 @@ class LiquidHandlerLimits:
     @property
     def tip_volumes(self) -> str:
         """The volume range of each tip type, as text for tool descriptions."""
-        ranges = ", ".join(f"{t.name} {t.volume.describe()}" for t in self.tip_types)
-        return f"By tip type: {ranges}."
+        ranges = ", ".join(f"{t.name} {t.volume.low:g}–{t.volume.high:g}" for t in self.tip_types)
+        return f"µL by tip type: {ranges}."
 
     @property
     def mix_after(self) -> Range:

@@ -148,6 +148,14 @@ def _plr_table(well: Well) -> tuple[np.ndarray, np.ndarray]:
     return table_ul, table_mm
 
 
+def _floor_mm(well: Well) -> float:
+    """The well's floor thickness (mm), 0 where PLR's labware does not define it."""
+    try:
+        return float(well.material_z_thickness or 0.0)
+    except NotImplementedError:  # PLR raises for labware without the figure
+        return 0.0
+
+
 def build_layout(
     plate: Plate, path_model: PathModel, contact_angle_deg: float | None = None
 ) -> PlateLayout:
@@ -180,8 +188,7 @@ def build_layout(
         index={w.name: i for i, w in enumerate(wells)},
         area_mm2=_area_mm2(first),
         depth_mm=float(first.get_size_z()),
-        bottom_mm=float(first.location.z if first.location else 0.0)
-        + float(first.material_z_thickness or 0.0),
+        bottom_mm=float(first.location.z if first.location else 0.0) + _floor_mm(first),
         radius_mm=float(first.get_size_x()) / 2.0,
         path_model=path_model,
         contact_angle_deg=contact_angle_deg,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import cache
 from typing import Annotated, Any
 
 import numpy as np
@@ -117,7 +118,7 @@ class ColourMatching(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0, expert=0.9240, seeds="1000-1049")
+    anchors = Anchors(naive=0.0, expert=0.931, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["colour_matching"]
 
@@ -226,13 +227,17 @@ class ColourMatching(Task):
         first = np.maximum(volumes * (1.0 - MARGIN) - MARGIN_UL, 0.0)
         first[first < 1.0] = 0.0  # below the tip's smallest volume: left to the top-ups
         topped = DILUTION_FACTOR * float((volumes - first).sum())  # µL the top-ups should add
-        _pipette(call, home, _mix(first, MIX_WELL, WELL_UL - topped), tips="new")
+        moves = _mix(first, MIX_WELL, WELL_UL - topped)
+        _pipette(call, home, moves, tips="new")
+        volume = sum(v for *_, v in moves)
         for _ in range(TOP_UPS):
             reading = _measure(call, [MIX_WELL])[MIX_WELL]
-            moves = _top_up(working, target - _liquid(reading, empty[MIX_WELL], stray))
+            now = _made_up(_liquid(reading, empty[MIX_WELL], stray), volume)
+            moves = _top_up(working, target - now)
             if not moves:
                 break
             _pipette(call, home, moves, tips="new")
+            volume += sum(v for *_, v in moves)
         else:
             _measure(call, [MIX_WELL])  # the mix as submitted, checked
         call("submit_colour_matching", well=MIX_WELL)
@@ -369,6 +374,20 @@ def _working_dilutions(
     stray = _stray_light(read[OPAQUE_WELL])
     working = [_liquid(read[well], empty[well], stray) / WELL_UL for well in DILUTION_WELLS]
     return np.column_stack(working), stray
+
+
+def _made_up(od: np.ndarray, volume_ul: float) -> np.ndarray:
+    """``od`` of a mix read at ``volume_ul``, as it will read made up to :data:`WELL_UL`: the
+    same dye spread into more liquid over a taller column. The wells taper, so the liquid's
+    height is not proportional to its volume: it comes from the plate's own height–volume
+    table (PyLabRobot's Corning 96 flat-bottom definition, labware data, not a measurement)."""
+    height = _nominal_layout().path_cm(np.array([volume_ul, WELL_UL]))
+    return od * (volume_ul / WELL_UL) * (height[1] / height[0])
+
+
+@cache
+def _nominal_layout() -> PlateLayout:
+    return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr")
 
 
 def _top_up(working: np.ndarray, missing: np.ndarray) -> list[Move]:

@@ -115,7 +115,10 @@ class _ScreenAssay(Assay):
             Well(control, [(buffer, WELL_UL - CONTROL_UL), (compound, CONTROL_UL)]),
         ]
         progress = super().run(wells, read_s=read_s, extra=[*extra, *added], preread=preread)
-        excess = np.nanmean(progress.series[control]) - np.nanmean(progress.series[blank])
+        read = np.asarray(progress.series[control], dtype=float)
+        if np.isnan(read).all():  # over the reader's range throughout: coloured
+            raise _Coloured
+        excess = np.nanmean(read) - np.nanmean(progress.series[blank])
         if not (np.isfinite(excess) and excess < COLOURED_OD):
             raise _Coloured
         return progress
@@ -128,7 +131,7 @@ class CompoundScreen(Task):
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate
-    anchors = Anchors(naive=0.1612, expert=0.9845, seeds="1000-1049")
+    anchors = Anchors(naive=0.2832, expert=0.9872, seeds="1000-1049")
     rubric = COMPOUND_SCREEN
     limits = KineticsLimits()
 

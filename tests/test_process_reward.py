@@ -153,6 +153,21 @@ def test_readings_in_the_accurate_range() -> None:
     saturated = Script().move((UNKNOWN, "plate_1:A1", 200.0)).read({"A1": math.inf})
     assert usable_reading(saturated.episode(), [UNKNOWN]) == 0.0
     assert in_range_share(saturated.episode(), [UNKNOWN]) == 0.0
+    over = Script().move((UNKNOWN, "plate_1:A1", 200.0))
+    over.call(
+        "reader_read_absorbance",
+        {"plate": "plate_1", "wells": ["A1"]},
+        {
+            "plate": "plate_1",
+            "wavelength": {"value": 426.0, "unit": "nanometer"},
+            "values": {},
+            "saturated": [],
+            "over_range": ["A1"],
+        },
+    )
+    (reading,) = over.episode().of([UNKNOWN])
+    assert reading.peak == math.inf  # past the reader's range: read, and above any range
+    assert usable_reading(over.episode(), [UNKNOWN]) == 0.0
     diluted = high.move((UNKNOWN, "plate_1:A2", 20.0), (WATER, "plate_1:A2", 180.0))
     episode = diluted.read({"A2": 0.5}).episode()
     assert usable_reading(episode, [UNKNOWN]) == 1.0

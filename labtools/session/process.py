@@ -81,7 +81,8 @@ class Reading:
 
     @property
     def peak(self) -> float | None:
-        """The highest value (a spectrum's peak, a kinetic read's end); ``inf`` if saturated."""
+        """The highest value (a spectrum's peak, a kinetic read's end); ``inf`` if saturated or
+        over the reader's range."""
         if self.saturated:
             return math.inf
         return max(self.values) if self.values else None
@@ -342,7 +343,10 @@ def _readings(
     if wavelength is None and isinstance(data.get("excitation_wavelength"), Mapping):
         wavelength = _magnitude(WAVELENGTH, data["excitation_wavelength"], "nanometer")
     values = _values(data, resolve)
-    saturated = {w for w in data.get("saturated") or () if isinstance(w, str)}
+    # a detector at its ceiling and a reading past the reader's range alike: above any range
+    saturated = {
+        w for key in ("saturated", "over_range") for w in data.get(key) or () if isinstance(w, str)
+    }
     wells = sorted(set(values) | saturated)
     return [
         Reading(

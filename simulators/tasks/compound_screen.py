@@ -4,10 +4,12 @@ Hidden truth per seed: with probability :data:`P_INHIBITOR` the test compound (r
 inhibitor X of ``kinetics.toml`` (a mechanism and Ki drawn by the kinetics engine, as in
 ``enzyme_inhibition``); otherwise it is a decoy, tartrazine, which does not touch the enzyme but
 absorbs at 405 nm (ε ≈ 2.4 × 10⁴ M⁻¹ cm⁻¹ there: E1%1cm 530 at 426 nm [L: EU Regulation
-231/2012, via ``species.toml``] on its ~95 nm band). At 250 µM in a well the decoy puts ~3 OD of
-background under the p-nitrophenolate signal, where the reader's stray light (1–5 × 10⁻⁴,
-``plate_reading/params.py``) compresses every OD change: raw slopes fall to 0.15–0.8 of the
-control's (measured on four seeds), which a careless protocol reads as inhibition. A
+231/2012, via ``species.toml``] on its ~95 nm band). At 250 µM in a well the decoy puts ~3.7 OD of
+background (0.62 cm of liquid) under the p-nitrophenolate signal, at the top of the reader's
+4.0 OD range: readings pass over range (no number) or are compressed by the stray light
+(``plate_reader.toml``). On evaluation seeds 0–29 the naive protocol's raw slope ratio was 0
+(every reading over range) on 3 of the 7 decoys and 0.63–1.09 on the others, so it called 6 of
+7 inhibitors. A
 compound-only control read shows the colour; a p-nitrophenol standard in the compound's
 presence shows the compression. The expert reads the compound-only control in its pilot and
 calls a coloured compound a decoy (this world's only coloured compound is the decoy).

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from labtools.session.evaluate import EvalReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +41,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="measure each task's anchors (mean raw score of its naive and "
         "expert protocols) on seeds 1000-1049",
     )
+    evaluate.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="episodes run side by side, each worker keeping its sessions (default 1: this "
+        "process)",
+    )
+    evaluate.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where workers run: local (this process, or processes for --workers > 1) or "
+        "ray (Ray actors; needs the ray extra)",
+    )
+    evaluate.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="the Ray cluster to join ('auto': the one on this node; default: start a local "
+        "Ray with --workers CPUs)",
+    )
+    evaluate.add_argument(
+        "--export",
+        default=None,
+        metavar="DIR",
+        help="write every episode as a chat-with-tool-calls record, one JSONL file per task",
+    )
     evaluate.set_defaults(func=_eval)
 
     replay = sub.add_parser("replay", help="re-run an episode journal and diff the results")
@@ -46,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from labtools.session.evaluate import EVALUATION_SECRET, calibrate
+    from labtools.session.evaluate import CALIBRATION_SECRET, EVALUATION_SECRET, TABLE_AGENTS
     from labtools.session.registry import task_class, task_ids
 
     if args.list:
@@ -58,24 +91,61 @@ def _eval(args: argparse.Namespace) -> int:
     if unknown:
         print(f"labtools eval: unknown task {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
-    seeds = range(args.first_seed, args.first_seed + args.seeds)
-    secret = args.secret if args.secret is not None else EVALUATION_SECRET
-    for task in tasks:
-        if args.calibrate:
-            anchors = calibrate(task)
-            print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
-        elif args.agent is None:
-            _table(task, seeds, args.k, args.json, secret)
-        else:
-            _one_agent(task, args.agent, seeds, args.k, args.json, secret)
+    if args.workers < 1:
+        print("labtools eval: --workers must be 1 or more", file=sys.stderr)
+        return 2
+    agents: tuple[str, ...]
+    if args.calibrate:
+        seeds, agents = range(1000, 1050), ("naive", "expert")
+        secret = CALIBRATION_SECRET
+    else:
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        agents = TABLE_AGENTS if args.agent is None else (args.agent,)
+        secret = args.secret if args.secret is not None else EVALUATION_SECRET
+    from labtools.session.pool import BackendUnavailable, EpisodePool
+
+    options = {"address": args.ray_address} if args.backend == "ray" else {}
+    if args.backend == "ray" and args.ray_address is None:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private instance on this machine
+    try:
+        pool = EpisodePool(args.backend, args.workers, **options)
+    except BackendUnavailable as exc:
+        print(f"labtools eval: {exc}", file=sys.stderr)
+        return 2
+    with pool:
+        evaluations = pool.evaluate_tasks(
+            tasks, agents, seeds, args.k, secret=secret, trajectories=args.export is not None
+        )
+        for task, evaluation in zip(tasks, evaluations, strict=True):
+            if args.calibrate:
+                anchors = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
+                print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
+            elif args.agent is None:
+                _table(evaluation.task, evaluation.reports, seeds, args.k, args.json)
+            else:
+                _one_agent(evaluation.task, args.agent, evaluation.reports, args.json)
+            if args.export is not None:
+                _export(Path(args.export), evaluation.task, evaluation.results)
+            sys.stdout.flush()
     return 0
 
 
-def _one_agent(task: str, agent: str, seeds: range, k: int, as_json: bool, secret: str) -> None:
-    """One line (or one JSON object) for ``agent`` on ``task``."""
-    from labtools.session.evaluate import evaluate
+def _export(directory: Path, task: str, results: list[Any]) -> None:
+    """``DIR/<task>.jsonl``: one training record per episode."""
+    from labtools.session.trajectory import write_jsonl
 
-    report = evaluate(task, agent, seeds, k=k, secret=secret)
+    write_jsonl(directory / f"{task}.jsonl", (r.trajectory for r in results))
+
+
+def _one_agent(task: str, agent: str, reports: dict[str, EvalReport | None], as_json: bool) -> None:
+    """One line (or one JSON object) for ``agent`` on ``task``."""
+    report = reports[agent]
+    if report is None:
+        if as_json:
+            print(json.dumps({"task": task, "agent": agent, "implemented": False}))
+        else:
+            print(f"{task:<22} {agent:<7} not implemented by the task")
+        return
     if as_json:
         out = report.as_dict()
         keys = ("task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost")
@@ -93,13 +163,11 @@ def _one_agent(task: str, agent: str, seeds: range, k: int, as_json: bool, secre
 _WIDTHS = (10, 7, 7, 6, 6)
 
 
-def _table(task: str, seeds: range, k: int, as_json: bool, secret: str) -> None:
-    """Every table agent on ``task``: a small table, or one JSON object with an entry per
+def _table(
+    task_id: str, reports: dict[str, EvalReport | None], seeds: range, k: int, as_json: bool
+) -> None:
+    """Every table agent on a task: a small table, or one JSON object with an entry per
     agent (``null`` for a shortcut the task does not implement)."""
-    from labtools.session.evaluate import evaluate_agents
-
-    reports = evaluate_agents(task, seeds, k=k, secret=secret)
-    task_id = next((r.task for r in reports.values() if r is not None), task)
     if as_json:
         agents = {
             name: None

@@ -23,6 +23,9 @@ __all__ = [
     "evaluate",
     "evaluate_agents",
     "implements",
+    "play",
+    "run_episode",
+    "summarize",
 ]
 
 #: the secrets scripted agents are scored under, so that anchors and ``labtools eval`` are
@@ -52,10 +55,16 @@ class EvalReport:
 def run_episode(session: Session, agent: str, seed: int) -> Reward:
     """One episode of ``agent`` on ``seed``; a protocol that stops on a refused call simply
     ends its episode there (unsubmitted episodes score 0)."""
-    session.reset(seed)
+    play(session, agent, seed)
+    return session.score()
+
+
+def play(session: Session, agent: str, seed: int) -> dict[str, Any]:
+    """Reset ``session`` to ``seed`` and let ``agent`` work; returns the reset's observation."""
+    observation = session.reset(seed)
     with contextlib.suppress(ToolError):
         AGENTS[agent](session, seed)
-    return session.score()
+    return observation
 
 
 def evaluate(
@@ -76,9 +85,16 @@ def evaluate(
     for seed in seeds:
         rewards.append(run_episode(session, agent, seed))
         costs.append(session.usage.as_dict())
+    return summarize(session.task.id, agent, rewards, costs, k)
+
+
+def summarize(
+    task: str, agent: str, rewards: list[Reward], costs: list[dict[str, float]], k: int = 3
+) -> EvalReport:
+    """The report of ``agent``'s episodes on ``task``: their rewards and usage, seed by seed."""
     successes = sum(r.success for r in rewards)
     return EvalReport(
-        task=session.task.id,
+        task=task,
         agent=agent,
         seeds=len(rewards),
         mean_reward=statistics.fmean(r.total for r in rewards),

@@ -5,11 +5,14 @@ An action is a JSON tool call ``{"tool": name, "arguments": {...}}``; the observ
 schema) and after each step the call's result, both as ASCII JSON text. The reward is 0 until
 the episode terminates (submission) or is truncated (budget), then the session's score; a step
 after that raises :class:`gymnasium.error.ResetNeeded`. Needs ``gymnasium`` (the ``gym`` extra).
+:func:`vector_env` runs several in Gymnasium's vector environments.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import secrets
 import string
 from typing import Any
 
@@ -21,7 +24,7 @@ from labtools.errors import InvalidArguments
 from labtools.result import ToolResult
 from labtools.session.session import Session
 
-__all__ = ["LabEnv"]
+__all__ = ["LabEnv", "vector_env"]
 
 _CHARSET = frozenset(string.printable)
 
@@ -82,6 +85,40 @@ class LabEnv(gymnasium.Env[str, str]):
 
     def close(self) -> None:
         self.session.close()
+
+
+def vector_env(
+    task: str,
+    n: int,
+    *,
+    secret: str | bytes | None = None,
+    asynchronous: bool = False,
+    **options: Any,
+) -> gymnasium.vector.VectorEnv:
+    """``n`` :class:`LabEnv` of ``task`` side by side: a :class:`~gymnasium.vector.SyncVectorEnv`,
+    or with ``asynchronous`` an :class:`~gymnasium.vector.AsyncVectorEnv`, one process each.
+
+    Every sub-environment draws its truth with the same ``secret`` (without one, a secret drawn
+    here), so the seeds alone tell episodes apart, and the same seeds give the same results in
+    both. Observations and actions are tuples of text; a sub-environment whose episode ended
+    resets on its next step (Gymnasium's autoreset), drawing the seed from its own generator.
+    The asynchronous form never uses shared memory (Gymnasium reads Text observations from it
+    once, at construction, so every later observation would be blank) and starts its
+    processes with ``spawn`` unless ``context`` says otherwise (forking a process that has
+    threads, as trainers do, can deadlock). ``options`` go to the vector environment
+    (``context``, ``autoreset_mode``, ...).
+    """
+    if n < 1:
+        raise ValueError(f"a vector environment has 1 or more environments, not {n}")
+    shared = secret if secret is not None else secrets.token_bytes(16)
+    make = functools.partial(LabEnv, task, secret=shared)
+    if asynchronous:
+        if options.get("shared_memory"):
+            raise ValueError("LabEnv's text observations cannot go through shared memory")
+        options["shared_memory"] = False
+        options.setdefault("context", "spawn")
+        return gymnasium.vector.AsyncVectorEnv([make] * n, **options)
+    return gymnasium.vector.SyncVectorEnv([make] * n, **options)
 
 
 def _text(value: Any) -> str:

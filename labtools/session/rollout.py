@@ -9,9 +9,9 @@ from labtools.providers.calls import AgentRun
 from labtools.session.reward import Reward
 from labtools.session.session import Session
 
-__all__ = ["rollout"]
+__all__ = ["INSTRUCTIONS", "rollout"]
 
-_INSTRUCTIONS = (
+INSTRUCTIONS = (
     "You run laboratory instruments through tools. Quantities are objects "
     '{"value": number, "unit": name}. A refused call changes nothing: read its code, field and '
     "hint, then correct it. Finish by calling the submit tool once."
@@ -35,6 +35,6 @@ def rollout(
     observation = session.reset(seed)
     if max_turns is None:
         max_turns = session.task.budget.calls
-    extra = {"instructions": _INSTRUCTIONS} if provider == "openai" else {"system": _INSTRUCTIONS}
+    extra = {"instructions": INSTRUCTIONS} if provider == "openai" else {"system": INSTRUCTIONS}
     run = loop.run_agent(client, model, session, observation["task"], max_turns, **extra)
     return run, session.score()

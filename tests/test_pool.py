@@ -1,0 +1,106 @@
+"""Episodes over workers (in process, processes, Ray actors) equal the one-process run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from labtools.session.evaluate import evaluate, evaluate_agents, run_episode
+from labtools.session.pool import (
+    RAY_INSTALL_HINT,
+    BackendUnavailable,
+    Episode,
+    EpisodePool,
+    RayBackend,
+    episodes,
+    reports,
+)
+from labtools.session.session import Session
+
+TASK = "dye_quantification"
+SECRET = "test-pool"
+AGENTS = ("expert", "random")
+SEEDS = range(4)
+
+
+@pytest.fixture(scope="module")
+def work() -> list[Episode]:
+    return episodes(TASK, AGENTS, SEEDS, SECRET)
+
+
+@pytest.fixture(scope="module")
+def expected(work: list[Episode]) -> list[tuple[object, dict[str, float]]]:
+    """The one-process run: every episode on one session, one after another."""
+    with Session(TASK, secret=SECRET) as session:
+        return [(run_episode(session, e.agent, e.seed), session.usage.as_dict()) for e in work]
+
+
+def _check(results, work, expected) -> None:
+    assert [r.episode for r in results] == work  # in the order given
+    assert [(r.reward, r.usage) for r in results] == expected
+    assert all(r.task == TASK and r.episode_id for r in results)
+    assert len({r.episode_id for r in results}) == len(results)
+
+
+def test_in_process_equals_evaluate(work, expected) -> None:
+    with EpisodePool() as pool:
+        results = pool.run(work)
+        assert pool.backend._worker.built == 1  # one session, rewound
+    _check(results, work, expected)
+    by_agent = reports(results)
+    for agent in AGENTS:
+        assert by_agent[(TASK, agent)] == evaluate(TASK, agent, SEEDS, secret=SECRET)
+
+
+def test_processes_equal_the_one_process_run(work, expected) -> None:
+    with EpisodePool("local", workers=2) as pool:
+        results = pool.run(work)
+    _check(results, work, expected)
+
+
+def test_unknown_agents_and_backends_are_refused() -> None:
+    with EpisodePool() as pool, pytest.raises(ValueError, match="unknown agent"):
+        pool.run([Episode(TASK, "oracle", 0)])
+    with pytest.raises(ValueError, match="unknown backend"):
+        EpisodePool("dask")
+
+
+def test_without_ray_the_error_says_what_to_install(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(BackendUnavailable, match="labtools-sdk\\[ray\\]") as caught:
+        EpisodePool("ray", workers=2)
+    assert caught.value.hint == RAY_INSTALL_HINT and isinstance(caught.value, ImportError)
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    import ray  # a dev dependency: the test runs wherever make test does
+
+    previous = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ray.init(
+        num_cpus=2,
+        object_store_memory=100 * 1024**2,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    yield ray
+    ray.shutdown()
+    if previous is None:
+        os.environ.pop("RAY_AUTH_MODE", None)
+    else:
+        os.environ["RAY_AUTH_MODE"] = previous
+
+
+def test_ray_actors_equal_the_one_process_run(ray_instance, work, expected) -> None:
+    backend = RayBackend(2)  # joins the running instance, and leaves it running
+    with EpisodePool(backend) as pool:
+        results = pool.run(work)
+        assert backend.built() == [1, 1]  # each actor built one session and rewound it
+        _check(results, work, expected)
+        tabled = pool.evaluate(TASK, AGENTS, SEEDS, secret=SECRET)
+        assert backend.built() == [1, 1]
+    assert tabled == evaluate_agents(TASK, SEEDS, AGENTS, secret=SECRET)
+    assert ray_instance.is_initialized()

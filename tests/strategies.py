@@ -253,6 +253,8 @@ VIRTUAL_LAB_TOOLS = [
     "reader_read_absorbance_kinetic",
     "reader_read_fluorescence",
     "reader_read_luminescence",
+    "reader_set_temperature",
+    "reader_get_temperature",
     "spec_set_integration_time",
     "spec_acquire_dark",
     "spec_acquire_reference",

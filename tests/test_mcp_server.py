@@ -230,7 +230,7 @@ def test_default_virtual_lab_over_stdio() -> None:
     async def main() -> None:
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert len(names) == 18 and "spec_measure_absorbance" in names
+            assert len(names) == 20 and "spec_measure_absorbance" in names
             before = await state_of(client)
             bad = await client.call_tool(
                 "lh_aspirate",
@@ -295,6 +295,7 @@ def test_read_only_serves_only_what_changes_nothing() -> None:
         "reader_read_absorbance_spectrum",
         "reader_read_fluorescence",
         "reader_read_luminescence",
+        "reader_get_temperature",
         "spec_acquire_spectrum",
         "spec_measure_absorbance",
     }

@@ -28,6 +28,12 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
                 },
             ),
             ("reader_read_luminescence", {"plate": "plate_1", "wells": []}),
+            ("reader_get_temperature", {}),
+            (
+                "reader_set_temperature",
+                {"temperature": {"value": 37, "unit": "degree_Celsius"}, "wait": True},
+            ),
+            ("reader_get_temperature", {}),
             (
                 "reader_read_absorbance_spectrum",
                 {

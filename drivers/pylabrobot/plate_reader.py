@@ -14,6 +14,11 @@ reactions in the wells go on); otherwise it is real time (``asyncio.sleep``), wi
 reported after every read (``labtools.progress``). A cancelled job (``labtools.jobs``) stops
 between reads, never during one, and returns the reads taken; a read under way when the call
 itself is cancelled is finished first.
+
+Incubation calls the backend's own temperature control where PLR has one (``reader_calls``);
+waiting for a setpoint reads the temperature at intervals on the same clock as kinetic reads.
+A backend with ``bind(front_end)`` (the physics simulator) is told which PLR front end holds
+it, so it knows which plate its chamber heats.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from labtools.config import ConfigError
@@ -31,6 +36,7 @@ from labtools.drivers.pylabrobot.naming import grid_position, items_by_identifie
 from labtools.drivers.pylabrobot.plr import (
     BioTekPlateReaderBackend,
     Deck,
+    MolecularDevicesBackend,
     Plate,
     PlateReaderBackend,
     PlateReaderChatterboxBackend,
@@ -62,6 +68,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 NM = "nanometer"
+CELSIUS = "degree_Celsius"
+#: setpoints of Molecular Devices readers (°C) [V: PLR 0.2.2 molecular_devices/backend.py
+#: set_temperature refuses anything outside 0–45 °C]
+MD_INCUBATION = Range(0, 45, CELSIUS)
 #: default read height for top-read fluorescence and luminescence (mm) [A]: inside the
 #: focal ranges of PLR's BioTek backends (4.5–13.88 mm; Synergy H1 4.5–10.68 mm)
 DEFAULT_FOCAL_HEIGHT_MM = 8.5
@@ -104,14 +114,22 @@ class _PlateIndex:
 
 
 def limits_for(backend: PlateReaderBackend) -> PlateReaderLimits:
-    """The optical limits of a PLR backend where PLR states them, else labtools' defaults."""
+    """The optical and incubation limits of a PLR backend where PLR states them, else
+    labtools' defaults."""
+    limits = PlateReaderLimits()
     if isinstance(backend, BioTekPlateReaderBackend):
-        return PlateReaderLimits(
+        limits = PlateReaderLimits(
             absorbance=_nanometres(backend.abs_wavelength_range),
             excitation=_nanometres(backend.excitation_range),
             emission=_nanometres(backend.emission_range),
         )
-    return PlateReaderLimits()
+    if isinstance(backend, MolecularDevicesBackend):
+        return replace(limits, temperature=MD_INCUBATION)
+    stated = getattr(backend, "temperature_range", None)  # BioTek's and the simulator's
+    if isinstance(stated, tuple) and len(stated) == 2 and stated[1] is not None:
+        low = limits.temperature.low if stated[0] is None else float(stated[0])
+        return replace(limits, temperature=Range(low, float(stated[1]), CELSIUS))
+    return limits
 
 
 def _nanometres(bounds: tuple[float, float]) -> Range:
@@ -167,6 +185,9 @@ class PLRPlateReader(PlateReader):
         self._clock: ClockedBackend | _WallClock = (
             backend if isinstance(backend, ClockedBackend) and backend.simulated else _WallClock()
         )
+        bind = getattr(backend, "bind", None)
+        if callable(bind):
+            bind(reader)
 
     @classmethod
     def on_deck(
@@ -289,6 +310,28 @@ class PLRPlateReader(PlateReader):
         with reader_errors("luminescence read", self.backend_name):
             grid = await self.calls.luminescence(index.plate, self._chosen(index, wells))
         return _values(grid, index, wells, "luminescence")
+
+    async def _set_temperature(self, celsius: float) -> None:
+        with reader_errors("set temperature", self.backend_name):
+            await self.calls.set_temperature(celsius)
+
+    async def _temperature(self) -> tuple[float, float | None]:
+        with reader_errors("read temperature", self.backend_name):
+            return await self.calls.temperature()
+
+    async def _settle(
+        self, celsius: float, tolerance: float, poll_s: float, most_s: float
+    ) -> tuple[float, float]:
+        clock = self._clock
+        start = clock.now()
+        current, _ = await self._temperature()
+        while abs(current - celsius) > tolerance and clock.now() - start < most_s:
+            if stop_requested() or not await wait_unless_stopped(clock.wait(poll_s)):
+                break
+            current, _ = await self._temperature()
+            waited = clock.now() - start
+            await report_progress(min(waited, most_s), most_s, f"{current:.2f} °C")
+        return clock.now() - start, current
 
     # -- plates and wells ----------------------------------------------------------------------
     def _held(self) -> Plate | None:

@@ -12,6 +12,12 @@ Most backends implement PLR's ``PlateReaderBackend`` signatures and are called t
 - BMG CLARIOstar reads only whole plates (PLR raises ``NotImplementedError`` otherwise).
 - A backend with ``read_absorbance_spectrum(plate, wells, wavelengths)`` (the physics simulator)
   scans spectra natively; any other backend gets one absorbance read per wavelength.
+- Incubation: Agilent BioTek backends that heat or cool (Cytation, Synergy H1) and the physics
+  simulator take ``set_temperature(°C)`` and ``get_current_temperature()``; the setpoint is
+  the one set here, or the backend's ``setpoint`` where it has one. Molecular Devices backends
+  take ``set_temperature(°C)`` and report ``(current, setpoint)`` from ``get_temperature()``.
+  PLR 0.2.2 gives the others (CLARIOstar, Tecan, Byonoy, the chatterbox) no temperature
+  control.
 
 Each plan is chosen once from the backend's class and method signatures (no I/O). A read the
 backend cannot do at all raises ``NotSupported``.
@@ -25,6 +31,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from labtools.drivers.pylabrobot.internals import md_cutoff_filter
 from labtools.drivers.pylabrobot.plr import (
+    BioTekPlateReaderBackend,
     CLARIOstarBackend,
     MolecularDevicesBackend,
     Plate,
@@ -42,6 +49,7 @@ __all__ = ["Grid", "ReadCalls", "SpectrumBackend"]
 Grid = list[list[float | None]]
 Plan = Literal["front_end", "md_lists", "md_single", "none"]
 SpectrumPlan = Literal["native", "md", "repeat", "none"]
+TemperaturePlan = Literal["biotek", "md", "none"]
 
 #: emission wavelength meaning "all light" for Molecular Devices luminescence reads
 _MD_ALL_LIGHT = 0
@@ -62,6 +70,20 @@ def _takes(method: Callable[..., Any], *names: str) -> bool:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return True
     return all(n in params for n in names)
+
+
+def _temperature_plan(backend: Any) -> TemperaturePlan:
+    if isinstance(backend, MolecularDevicesBackend):
+        return "md"
+    if isinstance(backend, BioTekPlateReaderBackend) and not (
+        backend.supports_heating or backend.supports_cooling
+    ):
+        return "none"
+    if callable(getattr(backend, "set_temperature", None)) and callable(
+        getattr(backend, "get_current_temperature", None)
+    ):
+        return "biotek"
+    return "none"
 
 
 def _names(method: Callable[..., Any], *names: str) -> bool:
@@ -111,6 +133,9 @@ class ReadCalls:
             if _takes(backend.read_luminescence, "wells", "focal_height")
             else "none"
         )
+        self.temperature_plan: TemperaturePlan = _temperature_plan(backend)
+        #: the setpoint set through this plan (°C), for backends that do not report theirs
+        self._setpoint: float | None = None
         self.spectrum_plan: SpectrumPlan = (
             "native"
             if isinstance(backend, SpectrumBackend)
@@ -202,6 +227,36 @@ class ReadCalls:
             self._ready(plate)
             results = await backend.read_luminescence(plate=plate, wells=plate.get_all_items())
         return _pick(results, None, None)
+
+    # -- incubation ----------------------------------------------------------------------------
+    async def set_temperature(self, celsius: float) -> None:
+        backend = self._heater()
+        await backend.set_temperature(celsius)
+        self._setpoint = celsius
+
+    async def temperature(self) -> tuple[float, float | None]:
+        """The chamber's temperature and setpoint (°C; ``None``: off or unknown)."""
+        backend = self._heater()
+        if self.temperature_plan == "md":
+            current, setpoint = await backend.get_temperature()
+            return float(current), float(setpoint)
+        current = float(await backend.get_current_temperature())
+        stated = getattr(type(backend), "setpoint", None)
+        return current, backend.setpoint if isinstance(stated, property) else self._setpoint
+
+    def _heater(self) -> Any:
+        if self.temperature_plan == "none":
+            raise NotSupported(
+                f"the {self.backend_name} backend has no temperature control in PyLabRobot",
+                hint="use a reader with an incubator (Cytation, Synergy H1, SpectraMax) or "
+                "run at room temperature",
+            )
+        if not self.reader.setup_finished:
+            raise PreconditionFailed(
+                "the plate reader is not set up",
+                hint="the lab sets it up on first use unless it was stopped",
+            )
+        return self.reader.backend
 
     # -- helpers -------------------------------------------------------------------------------
     def _backend(self, what: str, plan: str) -> Any:

@@ -1,11 +1,14 @@
-"""The plate-reader interface: absorbance (single and kinetic), spectra, fluorescence, luminescence.
+"""The plate-reader interface: absorbance (single and kinetic), spectra, fluorescence, luminescence,
+incubation temperature.
 
 The tools here are concrete: they resolve and check wells, bound spectrum sizes and shape results.
 A driver implements the ``_read_*`` hooks (bare floats: nm in, values per well out, ``inf`` for a
 well that saturated the detector, NaN for a well the reader sent no number for because it was out
 of its range) and ``_plate_wells``, which also says whether the plate is in the reader. No
 absorbance above ``PlateReaderLimits.od_max`` is ever returned as a number: such wells are listed
-in ``over_range``, whatever the driver sent.
+in ``over_range``, whatever the driver sent. Incubation goes through ``_set_temperature``,
+``_temperature`` and ``_settle``; readers without a heater keep the defaults, which refuse with
+``not_supported``.
 """
 
 from __future__ import annotations
@@ -19,10 +22,18 @@ from typing import Annotated
 import pint
 from typing_extensions import TypedDict
 
-from labtools.errors import OutOfRange, UnknownResource, brief
+from labtools.errors import NotSupported, OutOfRange, UnknownResource, brief
 from labtools.instrument import Instrument
 from labtools.tool import Arg, tool
-from labtools.units import Duration, QuantityJSON, Range, Wavelength, magnitude, qty
+from labtools.units import (
+    Duration,
+    QuantityJSON,
+    Range,
+    Temperature,
+    Wavelength,
+    magnitude,
+    qty,
+)
 
 __all__ = [
     "MONOCHROMATOR_ABSORBANCE",
@@ -35,9 +46,12 @@ __all__ = [
     "PlateReader",
     "PlateReaderLimits",
     "SpectrumPeak",
+    "TemperatureReading",
+    "TemperatureSet",
 ]
 
 NM = "nanometer"
+CELSIUS = "degree_Celsius"
 
 #: absorbance range of a typical UV-Vis monochromator plate reader (nm) [A]: the limits of a
 #: reader whose PLR backend states none, and the simulated reader's monochromator
@@ -47,6 +61,11 @@ MONOCHROMATOR_ABSORBANCE = Range(230, 1000, NM)
 #: top of a typical plate reader's stated absorbance range (OD) [V: "readers report up to
 #: ~4.0 OD", Biochrom FAQ (physics reference §4)]
 OD_MAX = 4.0
+
+#: incubation setpoints of a typical heated reader (°C) [V/L]: 4 °C above a 25 °C room
+#: ("ambient +4 °C", BioTek's incubation range [L]) to 50 °C (Agilent BioTek Synergy HTX data
+#: sheet: "Incubation to 50 °C", ±0.2 °C at 37 °C [V])
+INCUBATION = Range(29, 50, CELSIUS)
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,14 @@ class PlateReaderLimits:
     kinetic_reads: Range = Range(2, 240)
     #: top of the stated absorbance range (OD): readings above it are reported over-range
     od_max: float = OD_MAX
+    #: incubation setpoints, and how close (°C) to the setpoint the chamber counts as stable
+    #: [V: ±0.2 °C at 37 °C, Agilent BioTek Synergy HTX and Cytation 1 data sheets]
+    temperature: Range = INCUBATION
+    temperature_tolerance: float = 0.2
+    #: waiting for a setpoint: how often the temperature is read, and for how long at most (s)
+    #: [A: a 25 → 50 °C step settles in well under an hour on a chamber of minutes]
+    temperature_poll_s: float = 10.0
+    temperature_wait_s: float = 3600.0
 
 
 class AbsorbanceReading(TypedDict):
@@ -121,6 +148,21 @@ class LuminescenceReading(TypedDict):
     unit: str
     values: dict[str, float]
     saturated: list[str]
+
+
+class TemperatureReading(TypedDict):
+    temperature: float
+    setpoint: float | None
+    unit: str
+
+
+class TemperatureSet(TypedDict):
+    setpoint: float
+    temperature: float
+    unit: str
+    stable: bool
+    waited: float
+    waited_unit: str
 
 
 _PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
@@ -315,6 +357,63 @@ class PlateReader(Instrument):
         finite, saturated = _split(values, 0)
         return {"plate": plate, "unit": "RLU", "values": finite, "saturated": saturated}
 
+    @tool(long_running=True)  # waiting for a setpoint holds the reader for minutes
+    async def set_temperature(
+        self,
+        temperature: Annotated[
+            Temperature, Arg("Incubation setpoint of the reading chamber.", within="temperature")
+        ],
+        wait: Annotated[
+            bool,
+            Arg(
+                "true: return once the chamber holds the setpoint (time passes meanwhile); "
+                "false: return at once."
+            ),
+        ] = False,
+    ) -> TemperatureSet:
+        """Set the incubation temperature of the reading chamber (it heats, it cannot cool
+        below the room).
+
+        The chamber approaches the setpoint over minutes and a plate inside follows the
+        chamber minutes later: let a plate sit in the reader (e.g. a kinetic read, which
+        lets time pass) before timing a temperature-sensitive reaction. With ``wait`` the call
+        returns when the chamber is within the reader's stability of the setpoint, or after
+        an hour (``stable`` false); ``waited``: the time that passed. A setpoint outside the
+        reader's range is refused and nothing changes.
+        """
+        celsius = magnitude(temperature, CELSIUS)
+        await self._set_temperature(celsius)
+        limits = self.limits
+        waited = 0.0
+        if wait:
+            waited, current = await self._settle(
+                celsius,
+                limits.temperature_tolerance,
+                limits.temperature_poll_s,
+                limits.temperature_wait_s,
+            )
+        else:
+            current, _ = await self._temperature()
+        return {
+            "setpoint": round(celsius, 2),
+            "temperature": round(current, 2),
+            "unit": CELSIUS,
+            "stable": abs(current - celsius) <= limits.temperature_tolerance,
+            "waited": round(waited, 3),
+            "waited_unit": "second",
+        }
+
+    @tool(read_only=True)
+    async def get_temperature(self) -> TemperatureReading:
+        """Read the reading chamber's current temperature, and its setpoint (null while the
+        heater is off or the setpoint is unknown)."""
+        current, setpoint = await self._temperature()
+        return {
+            "temperature": round(current, 2),
+            "setpoint": None if setpoint is None else round(setpoint, 2),
+            "unit": CELSIUS,
+        }
+
     def _choose_wells(self, plate: str, wells: Sequence[str]) -> list[str]:
         existing = self._plate_wells(plate)
         if not wells:
@@ -362,6 +461,29 @@ class PlateReader(Instrument):
     @abstractmethod
     async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:
         """RLU (counts per second) per well."""
+
+    async def _set_temperature(self, celsius: float) -> None:
+        """Set the chamber's setpoint (°C, within ``limits.temperature``); returns at once."""
+        raise _no_heater(self.name)
+
+    async def _temperature(self) -> tuple[float, float | None]:
+        """The chamber's temperature now and its setpoint (°C; ``None``: off or unknown)."""
+        raise _no_heater(self.name)
+
+    async def _settle(
+        self, celsius: float, tolerance: float, poll_s: float, most_s: float
+    ) -> tuple[float, float]:
+        """Wait, reading the temperature every ``poll_s``, until it is within ``tolerance`` of
+        ``celsius`` or ``most_s`` have passed: the seconds waited and the last temperature."""
+        raise _no_heater(self.name)
+
+
+def _no_heater(name: str) -> NotSupported:
+    return NotSupported(
+        f"{name} has no temperature control",
+        hint="run temperature-sensitive assays on a reader with an incubator, or at room "
+        "temperature",
+    )
 
 
 def _echo(quantity: pint.Quantity) -> QuantityJSON:

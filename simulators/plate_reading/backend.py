@@ -7,6 +7,12 @@ on a real reader. Results follow PLR's ``use_new_return_type`` shape: a list of 
 and the wavelengths. Absorbance above the reader's stated range reads NaN (as PLR's BioTek
 backend parses the reader's starred values); fluorescence and luminescence above the detector
 ceiling read ``inf`` (as PLR's Molecular Devices backend parses ``#SAT``).
+
+Incubation follows PLR's BioTek backends (``set_temperature``, ``get_current_temperature``,
+``stop_heating_or_cooling``, ``temperature_range``, ``supports_heating``): the chamber is one of
+the world's ``Thermal`` chambers, heating the plate in the PLR front end this backend is bound
+to (:meth:`PhysicsPlateReaderBackend.bind`; the labtools driver binds it) as virtual time
+passes.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from labtools.simulators.plate_reading.params import (
     draw_reader,
 )
 from labtools.simulators.world import World
+from labtools.simulators.world.thermal import Chamber
 
 __all__ = ["PhysicsPlateReaderBackend"]
 
@@ -61,6 +68,9 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     """
 
     simulated = True
+    #: a heater, no cooling (as BioTek's Synergy readers in PLR)
+    supports_heating = True
+    supports_cooling = False
 
     def __init__(
         self,
@@ -83,6 +93,15 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         self._layouts: dict[str, PlateLayout] = {}
         self._eps = Absorptivity(world.species)
         self._buffer_ph: dict[str, float | None] = {}
+        self._front_end: Any = None
+
+    def bind(self, front_end: Any) -> None:
+        """The PLR ``PlateReader`` holding this backend: the plate in it is the one heated."""
+        self._front_end = front_end
+
+    def _held(self) -> str | None:
+        children = getattr(self._front_end, "children", ())
+        return next((c.name for c in children if isinstance(c, Plate)), None)
 
     # -- hidden truth --------------------------------------------------------------------------
     @property
@@ -119,6 +138,47 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     async def wait(self, seconds: float) -> None:
         """Let ``seconds`` (≥ 0) of virtual time pass, plate in the reader: wells react."""
         self.world.clock.advance(seconds)
+
+    # -- incubation (PLR BioTek's interface) ---------------------------------------------------
+    @property
+    def chamber(self) -> Chamber:
+        """This reader's heated chamber in the world (made, heater off, on first use)."""
+        k = self.constants
+        return self.world.thermal.chamber(self.stream, k.chamber_tau_s, k.plate_tau_s, self._held)
+
+    @property
+    def temperature_range(self) -> tuple[float, float]:
+        """Setpoints the heater holds (°C): the room's temperature plus a margin, to a top."""
+        k = self.constants
+        return (self.world.thermal.room_c + k.incubation_above_room_c, k.incubation_max_c)
+
+    @property
+    def setpoint(self) -> float | None:
+        """The setpoint (°C, as the sensor reads), ``None`` with the heater off."""
+        air = self.chamber.setpoint_c
+        return None if air is None else air + self.truth.sensor_offset_c
+
+    async def set_temperature(self, temperature: float) -> None:
+        """Hold the chamber's sensor at ``temperature`` (°C, within :attr:`temperature_range`);
+        returns at once: the chamber and the plate get there as time passes."""
+        low, high = self.temperature_range
+        value = float(temperature)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"temperature must be within {low:g}-{high:g} C, not {temperature}")
+        self.chamber.setpoint_c = value - self.truth.sensor_offset_c
+
+    async def stop_heating_or_cooling(self) -> None:
+        """Heater off: the chamber drifts back to the room's temperature."""
+        self.chamber.setpoint_c = None
+
+    async def get_current_temperature(self) -> float:
+        """The chamber's temperature (°C) as its sensor reads it now."""
+        return self._sensor_c()
+
+    def _sensor_c(self) -> float:
+        chamber = self.world.thermal.chambers.get(self.stream)
+        air = self.world.thermal.room_c if chamber is None else chamber.air_c
+        return air + self.truth.sensor_offset_c
 
     # -- reads ---------------------------------------------------------------------------------
     async def read_absorbance(self, plate: Plate, wells: list[Well], wavelength: int) -> list[dict]:
@@ -253,6 +313,6 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         return {
             **extra,
             "time": self.world.clock.now(),
-            "temperature": round(self.truth.temperature_c, 1),
+            "temperature": round(self._sensor_c(), 1),
             "data": data,
         }

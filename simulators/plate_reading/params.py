@@ -36,7 +36,9 @@ def reader_data() -> dict[str, Any]:
 
 
 _ABS, _FLUO = reader_data()["absorbance"], reader_data()["fluorescence"]
+_HEAT = reader_data()["incubation"]
 _STRAY_LOW, _STRAY_HIGH = (float(x) for x in _ABS["stray_light"])
+_OFFSET_LOW, _OFFSET_HIGH = (float(x) for x in _HEAT["sensor_offset_c"])
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,14 @@ class ReaderConstants:
     fluorescence_s_per_well: float = 0.15
     luminescence_s_per_well: float = 0.10
     open_close_s: float = 2.0
+    #: incubation: setpoints from the room's temperature plus ``incubation_above_room_c`` up
+    #: to ``incubation_max_c`` (°C); the chamber's air approaches its setpoint with time
+    #: constant ``chamber_tau_s``, a plate follows the air with ``plate_tau_s`` (s)
+    #: [V/A: plate_reader.toml]
+    incubation_above_room_c: float = float(_HEAT["above_room_c"])
+    incubation_max_c: float = float(_HEAT["max_c"])
+    chamber_tau_s: float = float(_HEAT["chamber_tau_s"])
+    plate_tau_s: float = float(_HEAT["plate_tau_s"])
 
 
 @dataclass(frozen=True)
@@ -107,8 +117,9 @@ class ReaderTruth:
     gain_error: float
     #: reader zero offset (OD) [A, inside the same spec]
     zero_offset_od: float
-    #: chamber temperature reported with each read (°C) [A: room temperature plus lamp warm-up]
-    temperature_c: float
+    #: the chamber sensor's offset (°C): it reads the air this much high; the controller holds
+    #: the sensor at the setpoint [A: within ±0.2 °C, plate_reader.toml]
+    sensor_offset_c: float
     #: instrument-to-instrument fluorescence scale (relative) [A]
     fluorescence_scale: float
     #: plate and buffer autofluorescence floor (RFU) [A: clear plate]
@@ -134,7 +145,7 @@ def draw_reader(rng: np.random.Generator) -> ReaderTruth:
         stray_light=float(math.exp(rng.uniform(math.log(_STRAY_LOW), math.log(_STRAY_HIGH)))),
         gain_error=float(rng.uniform(-0.006, 0.006)),
         zero_offset_od=float(rng.uniform(-0.004, 0.004)),
-        temperature_c=float(rng.uniform(21.0, 25.0) + 1.5),
+        sensor_offset_c=float(rng.uniform(_OFFSET_LOW, _OFFSET_HIGH)),
         fluorescence_scale=float(math.exp(rng.normal(0.0, 0.1))),
         fluorescence_background=float(rng.uniform(10.0, 30.0)),
         crosstalk=float(math.exp(rng.uniform(math.log(1e-6), math.log(1e-4)))),

@@ -29,6 +29,11 @@ active site, ``kinetics/<enzyme>/lot``), and Km, kcat and Ki times the day's fac
 assay's real temperature, pH and ionic strength, ``kinetics/<species>/day``), all log-normal
 around 1 with the spreads of ``kinetics.toml``. No measurement in one episode separates them
 from the reference constants: they set the precision a sound protocol reaches.
+
+Temperature: the reference constants hold at 25 °C (``REFERENCE_C``). A container away from it
+(a plate warmed in the reader: the world's ``Thermal``) runs on kcat(T), Km(T) and kd(T) of
+:mod:`.kinetics_temperature`, constant within a step (the world splits the steps while
+temperatures change).
 """
 
 from __future__ import annotations
@@ -43,6 +48,11 @@ from typing import Any
 
 import numpy as np
 
+from labtools.simulators.world.kinetics_temperature import (
+    REFERENCE_C,
+    TemperaturePrior,
+    at_temperature,
+)
 from labtools.simulators.world.mixture import Mixture
 from labtools.simulators.world.species import SpeciesLibrary
 
@@ -105,6 +115,8 @@ class EnzymePrior:
     #: sd of ln of the day's factors on Km and on kcat
     day_km_sd: float = 0.0
     day_kcat_sd: float = 0.0
+    #: how kcat, Km and kd depend on temperature; ``None``: they do not
+    temperature: TemperaturePrior | None = None
 
     def draw(self, rng: np.random.Generator) -> dict[str, float]:
         """Hidden truth: ``km_molar`` (M), ``kcat_per_s`` and ``kd_per_s`` (inactivation)."""
@@ -173,6 +185,9 @@ class KineticsData:
                 _spread(entry.get("lot_activity_sd"), f"enzyme.{key}.lot_activity_sd"),
                 _spread(entry.get("day_km_sd"), f"enzyme.{key}.day_km_sd"),
                 _spread(entry.get("day_kcat_sd"), f"enzyme.{key}.day_kcat_sd"),
+                TemperaturePrior.parse(entry["temperature"], f"enzyme.{key}.temperature")
+                if "temperature" in entry
+                else None,
             )
             for key, entry in raw.get("enzyme", {}).items()
         }
@@ -290,19 +305,31 @@ class Kinetics:
         """The hidden mechanism and Ki of inhibitor ``key`` for this seed."""
         return self._hidden(f"kinetics/{key}", self.data.inhibitors[key].draw)
 
-    def at_work(self, key: str) -> dict[str, float]:
-        """The constants enzyme ``key``'s wells run on this seed: ``km_molar`` (M) and
-        ``kcat_per_s`` per *labelled* active site (the lot's activity and the day's factors
-        applied), ``kd_per_s`` as drawn."""
+    def at_work(self, key: str, celsius: float = REFERENCE_C) -> dict[str, float]:
+        """The constants enzyme ``key``'s wells run on this seed at ``celsius``: ``km_molar``
+        (M) and ``kcat_per_s`` per *labelled* active site (the lot's activity and the day's
+        factors applied), ``kd_per_s`` as drawn at the reference temperature; away from it,
+        through the enzyme's temperature laws (none: unchanged)."""
         prior = self.data.enzymes[key]
         truth = self.enzyme(key)
         lot = self._hidden(f"kinetics/{key}/lot", prior.draw_lot)
         day = self._hidden(f"kinetics/{key}/day", prior.draw_day)
-        return {
+        work = {
             "km_molar": truth["km_molar"] * day["km"],
             "kcat_per_s": truth["kcat_per_s"] * day["kcat"] * lot["activity"],
             "kd_per_s": truth["kd_per_s"],
         }
+        if celsius == REFERENCE_C or prior.temperature is None:
+            return work
+        return at_temperature(work, self.thermal(key), celsius)
+
+    def thermal(self, key: str) -> dict[str, float]:
+        """The hidden temperature constants of enzyme ``key`` for this seed (drawn on first
+        use, so runs at the reference temperature draw nothing)."""
+        prior = self.data.enzymes[key].temperature
+        if prior is None:
+            raise KeyError(f"enzyme {key!r} has no temperature data")
+        return self._hidden(f"kinetics/{key}/temperature", prior.draw)
 
     def inhibition_at_work(self, key: str) -> dict[str, Any]:
         """Inhibitor ``key``'s mechanism and its Ki (M) in the wells this seed (the day's
@@ -312,22 +339,25 @@ class Kinetics:
         return {"mechanism": truth["mechanism"], "ki_molar": truth["ki_molar"] * day["ki"]}
 
     # -- time ----------------------------------------------------------------------------------
-    def advance(self, seconds: float) -> None:
-        """Let ``seconds`` pass in every container that holds something reactive."""
+    def advance(self, seconds: float, warm: Mapping[str, float] | None = None) -> None:
+        """Let ``seconds`` pass in every container that holds something reactive. ``warm``:
+        °C of the vessels away from the reference temperature (a container ``"plate_1:A1"``
+        is in vessel ``"plate_1"``), constant over the step; the others are at it."""
         if seconds <= 0.0 or not self._watched:
             return
         watched = self._watched
         hydrolysis = self._hydrolysis(seconds)
-        for mixture in self._contents.values():
+        for name, mixture in self._contents.items():
             amounts = mixture.amounts
             if amounts and mixture.volume_ul > 0.0 and not watched.isdisjoint(amounts):
-                self._react(mixture, seconds, hydrolysis)
+                celsius = warm.get(name.partition(":")[0], REFERENCE_C) if warm else REFERENCE_C
+                self._react(mixture, seconds, hydrolysis, celsius)
 
-    def react(self, mixture: Mixture, seconds: float) -> None:
-        """Let ``seconds`` (≥ 0) pass in ``mixture``: spontaneous hydrolysis, then each enzyme
-        on its substrate; active enzyme decays."""
+    def react(self, mixture: Mixture, seconds: float, celsius: float = REFERENCE_C) -> None:
+        """Let ``seconds`` (≥ 0) pass in ``mixture`` at ``celsius``: spontaneous hydrolysis,
+        then each enzyme on its substrate; active enzyme decays."""
         if seconds > 0.0 and mixture.volume_ul > 0.0:
-            self._react(mixture, seconds, self._hydrolysis(seconds))
+            self._react(mixture, seconds, self._hydrolysis(seconds), celsius)
 
     def _hydrolysis(self, seconds: float) -> list[tuple[str, str, float]]:
         """(substrate, product, fraction hydrolysed) over ``seconds``."""
@@ -337,7 +367,11 @@ class Kinetics:
         ]
 
     def _react(
-        self, mixture: Mixture, seconds: float, hydrolysis: list[tuple[str, str, float]]
+        self,
+        mixture: Mixture,
+        seconds: float,
+        hydrolysis: list[tuple[str, str, float]],
+        celsius: float,
     ) -> None:
         amounts = mixture.amounts
         for substrate, product, fraction in hydrolysis:
@@ -349,7 +383,7 @@ class Kinetics:
         for key, prior in self.data.enzymes.items():
             enzyme = amounts.get(key, 0.0)
             if enzyme > 0.0:
-                self._catalyse(amounts, mixture.volume_ul, key, prior, enzyme, seconds)
+                self._catalyse(amounts, mixture.volume_ul, key, prior, enzyme, seconds, celsius)
 
     def _catalyse(
         self,
@@ -359,10 +393,12 @@ class Kinetics:
         prior: EnzymePrior,
         enzyme: float,
         seconds: float,
+        celsius: float,
     ) -> None:
-        """One enzyme over ``seconds``: its substrate turned over, its activity decayed."""
+        """One enzyme over ``seconds`` at ``celsius``: its substrate turned over, its activity
+        decayed."""
         to_molar = _NMOL_PER_UL_TO_MOLAR / volume_ul
-        truth = self.at_work(key)
+        truth = self.at_work(key, celsius)
         kd = truth["kd_per_s"]
         lost = -math.expm1(-kd * seconds)  # fraction of active enzyme lost over the step
         exposure = enzyme * to_molar * (lost / kd if kd > 0.0 else seconds)  # ∫E dt, M·s

@@ -20,6 +20,7 @@ from labtools.simulators.world.kinetics import Kinetics
 from labtools.simulators.world.mixture import Mixture
 from labtools.simulators.world.species import Species, SpeciesLibrary
 from labtools.simulators.world.streams import Streams
+from labtools.simulators.world.thermal import Thermal
 
 __all__ = ["DEFAULT_TOLERANCE", "World"]
 
@@ -49,7 +50,8 @@ DEFAULT_TOLERANCE = 0.01
 
 class World:
     """Containers with real contents, a virtual clock, seeded streams and hidden truth; enzymes
-    in the containers react as the clock advances (:mod:`labtools.simulators.world.kinetics`).
+    in the containers react as the clock advances (:mod:`labtools.simulators.world.kinetics`),
+    at the temperatures of :attr:`thermal` (the room's, 25 °C, unless a reader heats a plate).
 
     ``stocks``: labelled containers filled at the start, each a mapping with ``well``,
     ``species`` (a key or a ``{key: molar}`` mapping for mixtures), ``concentration_uM`` (the
@@ -90,7 +92,9 @@ class World:
         #: enzyme reactions in the containers, run as the clock advances (stateless: a reset
         #: needs nothing from it)
         self.kinetics = Kinetics(self._contents, self.hidden, self.species)
-        self.clock.watch(self.kinetics.advance)
+        #: the room, heated chambers and the plates in them
+        self.thermal = Thermal()
+        self.clock.watch(self._let_time_pass)
         self._populate()
 
     def reset(self, seed: int | None = None) -> None:
@@ -104,6 +108,7 @@ class World:
         self.streams.reseed(seed)  # validates the seed before anything changes
         self.seed = seed
         self.clock.reset()
+        self.thermal.reset()
         self.labels.clear()
         self._contents.clear()
         self._hidden.clear()
@@ -124,6 +129,27 @@ class World:
         pairs = [(ref, ref()) for ref in self._on_reset]
         self._on_reset = [ref for ref, callback in pairs if callback is not None]
         return [callback for _, callback in pairs if callback is not None]
+
+    # -- time --------------------------------------------------------------------------------
+    def _let_time_pass(self, seconds: float) -> None:
+        """The clock's watcher: reactions at constant temperatures in one step; while
+        temperatures change, in steps short against the time constants, each at the
+        temperatures of its midpoint."""
+        thermal = self.thermal
+        remaining = seconds
+        while remaining > 0.0:
+            if thermal.steady():
+                self.kinetics.advance(remaining, thermal.warm)
+                return
+            step = min(remaining, thermal.step_s())
+            thermal.advance(0.5 * step)
+            self.kinetics.advance(step, thermal.warm)
+            thermal.advance(0.5 * step)
+            remaining -= step
+
+    def temperature(self, container: str) -> float:
+        """°C of ``container`` (its vessel's: ``"plate_1"`` for ``"plate_1:A1"``)."""
+        return self.thermal.temperature(container.partition(":")[0])
 
     # -- contents ------------------------------------------------------------------------------
     def contents(self, container: str) -> Mixture:

@@ -25,11 +25,11 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from labtools.drivers.ocean import messages as m
+from labtools.drivers.ocean.device import OceanSpectrometer
 from labtools.drivers.ocean.link import OBPError, OBPLink
-from labtools.drivers.ocean.models import DeviceModel, get_model
 from labtools.drivers.ocean.protocol import Checksum
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, ToolError
-from labtools.instruments.spectrometer import Spectrometer, SpectrometerSnapshot
+from labtools.instruments.spectrometer import SpectrometerSnapshot
 from labtools.transport import Transport, make_transport
 
 __all__ = ["RECONNECT_ATTEMPTS", "OBPSpectrometer"]
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class OBPSpectrometer(Spectrometer):
+class OBPSpectrometer(OceanSpectrometer):
     """An Ocean spectrometer over OBP.
 
     ``transport``: a :class:`~labtools.transport.Transport`, a URI such as
@@ -82,7 +82,7 @@ class OBPSpectrometer(Spectrometer):
         timeout: float = 1.0,
         dark_with: Literal["lamp", "shutter"] = "lamp",
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, model)
         if not isinstance(transport, Transport | str | Mapping):
             raise TypeError(
                 f"transport must be a Transport, URI or mapping, not {type(transport).__name__}"
@@ -92,15 +92,11 @@ class OBPSpectrometer(Spectrometer):
         if dark_with not in _LIGHT_SWITCHES:
             raise ValueError(f"dark_with must be 'lamp' or 'shutter', not {dark_with!r}")
         self._light_switch = _LIGHT_SWITCHES[dark_with]
-        self.model: DeviceModel = get_model(model)
-        self.limits = self.model.limits()
         self._transport_spec = transport
         self._owns_transport = not isinstance(transport, Transport)
         self._md5 = md5
         self._timeout = float(timeout)
         self._link: OBPLink | None = None
-        self._wavelengths: np.ndarray | None = None
-        self.serial_number: str | None = None
         self.coefficients: tuple[float, ...] = ()
         # what the device is known to hold (None: unknown, sent before first use)
         self._light_on: bool | None = None
@@ -345,21 +341,6 @@ class OBPSpectrometer(Spectrometer):
                 )
             total += counts
         return total / requests
-
-    def wavelengths(self) -> np.ndarray:
-        """Wavelength of each pixel (nm), from the calibration read at :meth:`setup`."""
-        if self._wavelengths is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
-        return self._wavelengths
-
-    def full_scale(self) -> float:
-        """The ADC's largest count (65535 for a 16-bit detector, 16383 for 14-bit)."""
-        return float(self.model.full_scale)
-
-    def state(self) -> dict[str, Any]:
-        return {**super().state(), "model": self.model.name, "serial_number": self.serial_number}
 
     # -- helpers -------------------------------------------------------------------------------
     def _to_device_micros(self, seconds: float) -> int:

@@ -30,9 +30,9 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from labtools.drivers.ocean import seabreeze_link as sb
-from labtools.drivers.ocean.models import DeviceModel, get_model
+from labtools.drivers.ocean.device import OceanSpectrometer
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed
-from labtools.instruments.spectrometer import Spectrometer, SpectrometerSnapshot
+from labtools.instruments.spectrometer import SpectrometerSnapshot
 
 __all__ = ["SeaBreezeSpectrometer"]
 
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class SeaBreezeSpectrometer(Spectrometer):
+class SeaBreezeSpectrometer(OceanSpectrometer):
     """An Ocean spectrometer on USB through python-seabreeze (pyseabreeze backend).
 
     ``device``: ``"seabreeze://"`` (the one device of ``model`` on USB),
@@ -62,23 +62,19 @@ class SeaBreezeSpectrometer(Spectrometer):
         dark_with: Literal["lamp", "shutter"] = "lamp",
         pyusb_backend: str | None = None,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, model)
         if dark_with not in ("lamp", "shutter"):
             raise ValueError(f"dark_with must be 'lamp' or 'shutter', not {dark_with!r}")
         if pyusb_backend not in (None, "libusb1", "libusb0", "openusb"):
             raise ValueError(
                 f"pyusb_backend must be 'libusb1', 'libusb0' or 'openusb', not {pyusb_backend!r}"
             )
-        self.model: DeviceModel = get_model(model)
-        self.limits = self.model.limits()
         self._serial_wanted = sb.parse_uri(device) if isinstance(device, str) else None
         self._given: Any = None if isinstance(device, str) else device
         self._dark_with = dark_with
         self._pyusb_backend = pyusb_backend
         self._device: Any = None
         self._lost = False
-        self._wavelengths: np.ndarray | None = None
-        self.serial_number: str | None = None
         # what the device is known to hold (None: unknown, sent before the next scan)
         self._device_integration_us: int | None = None
         self._light_on: bool | None = None
@@ -233,21 +229,6 @@ class SeaBreezeSpectrometer(Spectrometer):
         with sb.mapped_errors(self.name, "setting the integration time", self._mark_lost):
             feature.set_integration_time_micros(micros)
         self._device_integration_us = micros
-
-    def wavelengths(self) -> np.ndarray:
-        """Wavelength of each pixel (nm), from the calibration read at :meth:`setup`."""
-        if self._wavelengths is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
-        return self._wavelengths
-
-    def full_scale(self) -> float:
-        """The ADC's largest count (65535 for a 16-bit detector, 16383 for 14-bit)."""
-        return float(self.model.full_scale)
-
-    def state(self) -> dict[str, Any]:
-        return {**super().state(), "model": self.model.name, "serial_number": self.serial_number}
 
     # -- helpers -------------------------------------------------------------------------------
     def _need_device(self) -> Any:

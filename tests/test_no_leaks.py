@@ -29,7 +29,6 @@ from labtools.server import build_server
 from labtools.session import Session
 from labtools.session.agents import AGENTS
 from labtools.session.gym import LabEnv
-from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
 from labtools.session.registry import task_ids
 
 SEED = 48611  # distinctive: a number no reading or label would show by chance
@@ -82,16 +81,32 @@ def _adapter_views(task: str, secret: str) -> dict[str, str]:
     text, reward, *_, step_info = env.step(json.dumps({"tool": "lh_get_deck", "arguments": {}}))
     views["gym/step"] = text + dumps([reward, step_info])
     env.close()
-    openenv = LabEnvironment(task, secret=secret)
-    first = openenv.reset(seed=SEED)
-    metadata = {**without_id(first.metadata), "task": without_data(first.metadata["task"])}
-    views["openenv/reset"] = dumps([first.tools, metadata])
-    views["openenv/tools"] = dumps(openenv.step(ListToolsAction()).tools)
-    deck = openenv.step(CallToolAction("lh_get_deck", {}))
-    views["openenv/step"] = dumps([deck.result, deck.reward, without_id(deck.metadata)])
-    views["openenv/state"] = dumps(without_id(openenv.state))
-    views.update(anyio.run(_mcp_views, openenv.session))
-    openenv.close()
+    views.update(_openenv_views(task, secret))
+    return views
+
+
+def _openenv_views(task: str, secret: str) -> dict[str, str]:
+    """OpenEnv's observations and state as its server sends them, and the session's MCP
+    plane (OpenEnv is imported here, not at collection: it takes seconds)."""
+    from openenv.core.env_server.serialization import (  # type: ignore[import-untyped]
+        serialize_observation,
+    )
+
+    from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
+
+    env = LabEnvironment(task, secret=secret)
+    first = serialize_observation(env.reset(seed=SEED, episode_id="probe"))
+    first["observation"]["task"] = without_data(first["observation"]["task"])
+    listed = serialize_observation(env.step(ListToolsAction()))
+    deck = serialize_observation(env.step(CallToolAction(tool_name="lh_get_deck", arguments={})))
+    views = {
+        "openenv/reset": dumps(first),
+        "openenv/tools": dumps(listed),
+        "openenv/step": dumps(deck),
+        "openenv/state": dumps(env.state.model_dump()),
+    }
+    views.update(anyio.run(_mcp_views, env.session))
+    env.close()
     return views
 
 

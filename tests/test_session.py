@@ -11,7 +11,6 @@ from mcp import Client
 
 from labtools.journal import read_journal
 from labtools.session import Session
-from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
 from labtools.session.registry import task_ids
 from labtools.session.replay import replay
 from labtools.simulators.tasks.dye_quantification import PRESENT_UM, DyeQuantification
@@ -131,36 +130,34 @@ def test_gymnasium_adapter_passes_the_env_checker() -> None:
     env.close()
 
 
-def test_openenv_style_environment_and_its_mcp_agent_plane() -> None:
+def test_openenv_environment_in_process_and_its_mcp_agent_plane() -> None:
+    from labtools.server import build_server
+    from labtools.session.openenv import CallToolAction, LabEnvironment, ListToolsAction
+
     env = LabEnvironment(TASK)
     first = env.reset(seed=8, episode_id="ep-8")
     assert not first.done and first.metadata["episode_id"] == "ep-8"
-    assert any(t["name"] == "submit_dye_quantification" for t in first.tools)
+    assert "submit_dye_quantification" in first.tool_names
     listed = env.step(ListToolsAction())
-    assert len(listed.tools) == len(first.tools)
-    deck = env.step(CallToolAction("lh_get_deck", {}))
-    assert deck.result["ok"] and deck.reward is None
+    assert [t.name for t in listed.tools] == first.tool_names
+    deck = env.step(CallToolAction(tool_name="lh_get_deck", arguments={}))
+    assert deck.result["ok"] and deck.reward is None and not deck.done
 
     async def agent_plane() -> None:
-        async with Client(env.mcp_server()) as client:
+        async with Client(build_server(env.session)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert "submit_dye_quantification" in names
             zero = {"value": 0, "unit": "micromolar"}
             done = await client.call_tool(
-                "submit_dye_quantification",
-                {
-                    "concentrations": {
-                        d: zero
-                        for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
-                    }
-                },
+                "submit_dye_quantification", {"concentrations": {d: zero for d in DYE_NAMES}}
             )
             assert not done.is_error
             again = await client.call_tool("lh_get_deck", {})
             assert again.is_error
 
     anyio.run(agent_plane)
-    assert env.state["terminated"] and env.state["steps"] == 3
+    assert env.state.terminated and env.state.step_count == 3
+    assert env.state.episode_id == "ep-8"
     env.close()
 
 

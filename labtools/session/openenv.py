@@ -1,109 +1,200 @@
-"""An OpenEnv-style environment over a session: a control plane and an MCP agent plane.
+"""An OpenEnv environment over sessions, served by OpenEnv's own app with one session per
+connection.
 
-The trainer drives ``reset(seed, episode_id)``, ``step(action)`` and ``state``; the agent acts
-with MCP tools — through ``step(CallToolAction(...))``, or over a real MCP connection to
-:meth:`LabEnvironment.mcp_server`. The reward arrives on the observation that ends the episode
-(a delayed, trajectory-level reward). Shapes follow OpenEnv's (``Observation`` with ``done``,
-``reward``, ``metadata``; ``ListToolsAction``/``CallToolAction``) without depending on it.
+The trainer's side is OpenEnv's control plane: ``reset(seed, episode_id)`` and ``state``; the
+agent acts through OpenEnv's MCP actions, ``ListToolsAction`` and ``CallToolAction``. The
+reward arrives on the observation that ends the episode (a submission, or the budget), with
+``done``; every other observation has ``reward=None``. Needs OpenEnv, whose PyPI distribution
+is ``openenv`` (the ``openenv`` extra: ``pip install "labtools-sdk[openenv]"``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import secrets
+from typing import Any, ClassVar
+
+from pydantic import Field
 
 from labtools.result import ToolResult
-from labtools.session.session import Session
+from labtools.session.session import Secret, Session
 
-__all__ = ["CallToolAction", "LabEnvironment", "ListToolsAction", "Observation"]
-
-
-@dataclass(frozen=True)
-class ListToolsAction:
-    """Ask for the tools (MCP ``tools/list`` shape)."""
+OPENENV_INSTALL_HINT = 'pip install "labtools-sdk[openenv]"'
 
 
-@dataclass(frozen=True)
-class CallToolAction:
-    """Call one tool (MCP ``tools/call`` shape)."""
+class OpenEnvUnavailable(ImportError):
+    """OpenEnv is not installed; ``hint`` says what to install."""
 
-    tool_name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Observation:
-    done: bool
-    reward: float | None
-    metadata: dict[str, Any]
-    result: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] | None = None
+    def __init__(self, message: str, *, hint: str = OPENENV_INSTALL_HINT) -> None:
+        super().__init__(f"{message}: {hint}")
+        self.hint = hint
 
 
-class LabEnvironment:
-    """One session per environment instance; run many instances for concurrency."""
+try:
+    from openenv.core.env_server import (  # type: ignore[import-untyped]
+        CallToolAction,
+        CallToolObservation,
+        Environment,
+        ListToolsAction,
+        ListToolsObservation,
+        Observation,
+        State,
+        Tool,
+        create_fastapi_app,
+    )
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise OpenEnvUnavailable(f"labtools.session.openenv needs OpenEnv ({exc})") from exc
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
+__all__ = [
+    "OPENENV_INSTALL_HINT",
+    "CallToolAction",
+    "CallToolObservation",
+    "LabEnvironment",
+    "LabResetObservation",
+    "LabState",
+    "ListToolsAction",
+    "ListToolsObservation",
+    "OpenEnvUnavailable",
+    "app",
+    "environment_class",
+]
 
-    def __init__(
-        self, task: str = "dye_quantification", *, secret: str | bytes | None = None
-    ) -> None:
-        self.session = Session(task, secret=secret)
+
+class LabResetObservation(Observation):
+    """What a reset tells the agent: the statement, the tools' names and the budget.
+
+    ``tool_names``, not ``tools``: OpenEnv's MCP client reads any observation with ``tools``
+    as a tool listing."""
+
+    task: str = Field(description="The task's statement")
+    tool_names: list[str] = Field(description="The tools' names (ListToolsAction: schemas)")
+    budget: dict[str, Any] = Field(description="The episode's limits")
+
+
+class LabState(State):
+    """OpenEnv's state (episode id, steps) and the session's: never hidden truth."""
+
+    task: str
+    virtual_time_s: float | None = None
+    consumables: dict[str, Any] = Field(default_factory=dict)
+    budget: dict[str, Any] = Field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+
+
+class LabEnvironment(Environment):
+    """One :class:`~labtools.session.Session` per instance: OpenEnv's server makes one per
+    connection. ``LabEnvironment(task, secret=...)`` in process; :func:`environment_class`
+    for a server, whose factory takes no arguments."""
+
+    SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
+    #: what a server's instances are built with (:func:`environment_class`)
+    default_task: ClassVar[str] = "dye_quantification"
+    default_secret: ClassVar[Secret | None] = None
+
+    def __init__(self, task: str | None = None, *, secret: Secret | None = None) -> None:
+        super().__init__()
+        self.session = Session(
+            task or self.default_task,
+            secret=secret if secret is not None else self.default_secret,
+        )
         self._episode_id: str | None = None
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
-    ) -> Observation:
-        observation = self.session.reset(seed if seed is not None else 0, task=kwargs.get("task"))
+    ) -> LabResetObservation:
+        """Start an episode on ``seed`` (``None``: a random one); ``task=`` switches task.
+        ``episode_id`` names it in observations and state (default: the session's)."""
+        seed = seed if seed is not None else secrets.randbelow(2**31)
+        observation = self.session.reset(seed, task=kwargs.get("task"))
         self._episode_id = episode_id or self.session.episode_id
-        return Observation(
-            done=False,
-            reward=None,
-            metadata={"episode_id": self._episode_id, **observation},
-            tools=self.session.tools("mcp"),
-        )
-
-    def step(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None
-    ) -> Observation:
-        if isinstance(action, ListToolsAction):
-            return Observation(
-                done=self.session.done,
-                reward=None,
-                metadata=self._metadata(),
-                tools=self.session.tools("mcp"),
-            )
-        return self._observe(self.session.call_tool(action.tool_name, action.arguments))
-
-    async def step_async(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None
-    ) -> Observation:
-        if isinstance(action, ListToolsAction):
-            return self.step(action)
-        return self._observe(await self.session.acall_tool(action.tool_name, action.arguments))
-
-    def _observe(self, result: ToolResult) -> Observation:
-        """The observation after a call; the episode's reward arrives with its end."""
-        done = self.session.done
-        return Observation(
-            done=done,
-            reward=self.session.score().total if done else None,
+        return LabResetObservation(
+            task=observation["task"],
+            tool_names=observation["tools"],
+            budget=observation["budget"],
             metadata=self._metadata(),
-            result=result.to_dict(),
         )
+
+    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Observation:
+        """A ``ListToolsAction`` lists the tools (MCP schemas); a ``CallToolAction`` calls one:
+        its ``result`` is the tool's result, ``{"ok": true, "data": ...}`` or ``{"ok": false,
+        "error": {code, message, field, hint}}`` (a refusal, which changes nothing)."""
+        if isinstance(action, ListToolsAction):
+            return ListToolsObservation(
+                tools=self._tools(), done=self.session.done, metadata=self._metadata()
+            )
+        if not isinstance(action, CallToolAction):
+            raise TypeError(f"an action is a ListToolsAction or a CallToolAction, not {action!r}")
+        ended = self.session.done
+        result = self.session.call_tool(action.tool_name, action.arguments)
+        return self._observe(action.tool_name, result, ended)
 
     @property
-    def state(self) -> dict[str, Any]:
-        return {**self.session.state(), "episode_id": self._episode_id}
-
-    def mcp_server(self) -> Any:
-        """The agent plane as an MCP server (the session's tools, budget and end included)."""
-        from labtools.server import build_server
-
-        return build_server(self.session, name=f"labtools-{self.session.task.id}")
+    def state(self) -> LabState:
+        state = self.session.state()
+        return LabState(
+            episode_id=self._episode_id,
+            step_count=state["steps"],
+            task=state["task"],
+            virtual_time_s=state["virtual_time_s"],
+            consumables=state["consumables"],
+            budget=state["budget"],
+            terminated=state["terminated"],
+            truncated=state["truncated"],
+        )
 
     def close(self) -> None:
         self.session.close()
 
+    def _observe(self, name: str, result: ToolResult, ended: bool) -> CallToolObservation:
+        """The reward comes once, with the observation that ends the episode."""
+        done = self.session.done
+        return CallToolObservation(
+            tool_name=name,
+            result=result.to_dict(),
+            done=done,
+            reward=self.session.score().total if done and not ended else None,
+            metadata=self._metadata(),
+        )
+
+    def _tools(self) -> list[Tool]:
+        return [
+            Tool(
+                name=t["name"], description=t.get("description", ""), input_schema=t["inputSchema"]
+            )
+            for t in self.session.tools("mcp")
+        ]
+
     def _metadata(self) -> dict[str, Any]:
-        return {"episode_id": self._episode_id, "steps": self.session.usage.calls}
+        return {
+            "episode_id": self._episode_id,
+            "steps": self.session.usage.calls,
+            "terminated": self.session.terminated,
+            "truncated": self.session.truncated,
+        }
+
+
+def environment_class(
+    task: str = "dye_quantification", *, secret: Secret | None = None
+) -> type[LabEnvironment]:
+    """A :class:`LabEnvironment` subclass whose instances take no arguments (OpenEnv's server
+    builds one per connection) and draw their truth from ``task`` and ``secret`` — without
+    one, a secret drawn here, shared by every connection, so seeds tell episodes apart."""
+    shared = secret if secret is not None else secrets.token_bytes(16)
+    namespace = {"default_task": task, "default_secret": shared, "__module__": __name__}
+    return type(f"LabEnvironment_{task}", (LabEnvironment,), namespace)
+
+
+def app(
+    task: str = "dye_quantification", *, secret: Secret | None = None, max_sessions: int = 8
+) -> Any:
+    """OpenEnv's FastAPI app (``create_fastapi_app``) over ``task``: up to ``max_sessions``
+    WebSocket connections at once, each with its own session (one more is refused with
+    ``CAPACITY_REACHED``). Serve it with ``uvicorn.run(app(...), port=8000)``; drive it with
+    OpenEnv's ``MCPToolClient`` or ``GenericEnvClient``. Only ``/ws`` keeps an episode:
+    OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request."""
+    return create_fastapi_app(
+        environment_class(task, secret=secret),
+        CallToolAction,
+        CallToolObservation,
+        max_concurrent_envs=max_sessions,
+    )

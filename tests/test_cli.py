@@ -30,6 +30,18 @@ def test_call_runs_one_tool_and_reports_refusals_with_exit_code_1() -> None:
     assert garbage.returncode == 2 and json.loads(garbage.stdout)["error"]["field"] == ""
 
 
+def test_log_level_io_shows_the_firmware_strings_on_stderr_and_keeps_stdout_json() -> None:
+    star = "docs/examples/star_dry_run.toml"
+    tips = '{"tip_rack": "tips_300ul", "channels": [0]}'
+    wired = run("--log-level", "io", "call", "--lab", star, "lh_pick_up_tips", tips)
+    assert wired.returncode == 0 and json.loads(wired.stdout)["ok"] is True
+    assert "C0TP" in wired.stderr  # PyLabRobot's STAR firmware string, at its IO level
+    quiet = run("call", "--lab", star, "lh_pick_up_tips", tips)
+    assert quiet.returncode == 0 and "C0TP" not in quiet.stderr + quiet.stdout
+    info = run("--log-level", "info", "call", "--lab", star, "lh_pick_up_tips", tips)
+    assert "C0TP" not in info.stderr  # IO records sit below INFO
+
+
 def test_a_bad_lab_file_is_one_stderr_line_and_exit_code_2_for_every_command(tmp_path) -> None:
     """8 channels asked of a 4-channel backend: refused as the file is read, by each command."""
     from importlib import resources

@@ -59,6 +59,7 @@ PATHS: dict[str, str] = {
     ),
     "DeepWell_Greiner_1536_Well": f"{_RESOURCES}.tecan.plates",
     "OTDeck": f"{_RESOURCES}.opentrons",
+    "verbose": "pylabrobot",
     "CrossSectionType": f"{_RESOURCES}.well",
     "label_to_row_index": f"{_RESOURCES}.utils",
     "split_identifier": f"{_RESOURCES}.utils",

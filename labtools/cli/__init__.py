@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from labtools.cli import catalog, demo, episodes, preflight, records, serve
+from labtools.cli.logs import LEVELS, log_to_stderr
 from labtools.config import ConfigError
 
 #: subcommand modules; each has ``register(subparsers)`` setting ``func`` on its parser
@@ -20,10 +21,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="labtools",
         description="Unit-checked tools for laboratory instruments, real or virtual.",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=list(LEVELS),
+        help="log to stderr; 'io' shows what goes over the wire (firmware strings, OBP frames)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
     args = parser.parse_args(argv)
+    if args.log_level:
+        log_to_stderr(args.log_level)
     try:
         return int(args.func(args) or 0)
     except ConfigError as exc:

@@ -26,7 +26,6 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal
 
 from labtools.config import ConfigError
@@ -50,6 +49,7 @@ from labtools.drivers.pylabrobot.plr import (
     LiquidHandler as PLRFrontEnd,
 )
 from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
+from labtools.drivers.pylabrobot.tip_types import DEFAULT_TIP_TYPES, nominal_ul, parse_tip_types
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
 from labtools.errors import (
     InstrumentError,
@@ -72,29 +72,13 @@ from labtools.instruments.liquid_handler import (
     TipsPickedUp,
     TransferDone,
 )
-from labtools.units import Range, qty
+from labtools.units import qty
 
 __all__ = ["DEFAULT_TIP_TYPES", "LiquidHandlerSnapshot", "PLRLiquidHandler"]
 
 log = logging.getLogger(__name__)
 
 UL = "microliter"
-#: tip type name → [smallest, largest, precise from] volume per aspiration (µL); a PLR tip
-#: belongs to the type whose largest volume equals the tip's nominal (rated working) volume.
-#: Smaller volumes are refused (the hint names a rack whose tips take them); volumes from the
-#: smallest up to "precise from" are pipetted with a larger relative error, and lh_transfer
-#: notes them with the rack to use instead. The 10 and 50 µL tips take 10–100 % of nominal, the
-#: range ISO 8655-2:2022 tests (100, 50 and 10 % of nominal [V: physics reference §2]); the 300
-#: and 1000 µL ranges are this driver's earlier ones [A]; "precise from" is the smallest volume
-#: a published row covers for the tip (simulators/data/pipetting.toml, its sources).
-DEFAULT_TIP_TYPES: Mapping[str, Sequence[float]] = MappingProxyType(
-    {
-        "tip_10ul": (1.0, 10.0, 1.0),
-        "tip_50ul": (5.0, 50.0, 5.0),
-        "tip_300ul": (1.0, 300.0, 10.0),
-        "tip_1000ul": (10.0, 1000.0, 100.0),
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -149,7 +133,7 @@ class PLRLiquidHandler(LiquidHandler):
         self.simulated = bool(getattr(backend, "simulated", False)) or any(
             word in type(backend).__name__ for word in ("Chatterbox", "Simulator")
         )
-        self._types, self._precise = _tip_types(tip_types)
+        self._types, self._precise = parse_tip_types(tip_types)
         self.limits = LiquidHandlerLimits(
             channels=_channel_count(channels, backend), tip_types=tuple(self._types.values())
         )
@@ -466,7 +450,7 @@ class PLRLiquidHandler(LiquidHandler):
         return ", ".join(tipped) or "none"
 
     def _tip_type(self, tip: Tip, field: str = "/channel") -> TipType:
-        nominal = _nominal(tip)
+        nominal = nominal_ul(tip)
         tip_type = self._types.get(nominal)
         if tip_type is None:
             raise NotSupported(
@@ -488,7 +472,7 @@ class PLRLiquidHandler(LiquidHandler):
             spots = rack.get_all_items()
             if not spots:
                 continue
-            tip_type = self._types.get(_nominal(spots[0].make_tip()))
+            tip_type = self._types.get(nominal_ul(spots[0].make_tip()))
             if tip_type is not None and tip_type.volume.contains(ul):
                 imprecise = ul < self._precise_from(tip_type) - 1e-9
                 fits.append((imprecise, tip_type.volume.high, rack.name, tip_type))
@@ -503,7 +487,7 @@ class PLRLiquidHandler(LiquidHandler):
         spot = next((s for s in rack.get_all_items() if s.tracker.has_tip), None)
         if spot is None:
             return True
-        usable = _nominal(spot.get_tip()) in self._types
+        usable = nominal_ul(spot.get_tip()) in self._types
         if not usable:
             log.debug("tip rack %s: no tip type for its tips; not offered", rack.name)
         return usable
@@ -585,41 +569,3 @@ def _initial_volume(microliters: object, container: Container, ref: str) -> floa
             f"{microliters:g} µL exceeds the {what}'s capacity of {capacity:g} µL", key=key
         )
     return value
-
-
-def _nominal(tip: Tip) -> float:
-    """A PLR tip's nominal volume (µL): ``nominal_volume`` where it has one, else its maximal."""
-    return float(getattr(tip, "nominal_volume", None) or tip.maximal_volume)
-
-
-def _tip_types(
-    raw: Mapping[str, Sequence[float]],
-) -> tuple[dict[float, TipType], dict[float, float]]:
-    """Tip types keyed by their largest volume (the nominal volume of their PLR tips), and the
-    volume (µL) each is precise from."""
-    out: dict[float, TipType] = {}
-    precise: dict[float, float] = {}
-    for name, bounds in raw.items():
-        key = ("tip_types", name)
-        try:
-            values = [float(b) for b in bounds]
-        except (TypeError, ValueError):
-            values = []
-        three = len(values) == 3
-        if len(values) == 2:
-            values.append(values[0])
-        low, high, precise_from = values if len(values) == 3 else (math.nan,) * 3
-        if not (0 < low <= high < math.inf and low <= precise_from <= high):
-            shape = (
-                "[min, max, precise_from] µL with 0 < min <= precise_from <= max"
-                if three
-                else "[min, max] µL with 0 < min <= max"
-            )
-            raise ConfigError(f"give {shape}, not {brief(bounds)}", key=key)
-        if high in out:
-            raise ConfigError(f"{out[high].name!r} also has {high:g} µL tips", key=key)
-        out[high] = TipType(name, Range(low, high, UL))
-        precise[high] = precise_from
-    if not out:
-        raise ConfigError("configure at least one tip type", key="tip_types")
-    return out, precise

@@ -393,7 +393,9 @@ def _call(factory: Callable[..., Any], built: dict[str, Any], table: str, key: K
         raise
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{_name_of(factory)}: {exc}", key=key, table=table) from exc
-    except LookupError as exc:
+    except (LookupError, RuntimeError, OSError, ImportError) as exc:
+        # a missing key, a missing optional dependency, a download a constructor needed:
+        # one line naming the table, as for any refused setting
         raise ConfigError(
             f"{_name_of(factory)}: {type(exc).__name__} {exc}", key=key, table=table
         ) from exc

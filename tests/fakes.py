@@ -287,3 +287,13 @@ def fake_lab(**kwargs: Any) -> Any:
 
     lh = FakeLiquidHandler()
     return Lab([lh, FakePlateReader(lh=lh), FakeSpectrometer()], **kwargs)
+
+
+def needs_an_extra(**_: Any) -> None:
+    """A constructor whose optional dependency is missing, as PyLabRobot's FTDI readers say."""
+    raise RuntimeError("this backend needs pylibftdi: pip install pylabrobot[ftdi]")
+
+
+def downloads_a_definition(**_: Any) -> None:
+    """A constructor that fetches a file and finds no network, as PyLabRobot's OT-2 labware."""
+    raise OSError("<urlopen error [Errno -3] Temporary failure in name resolution>")

@@ -328,3 +328,19 @@ def test_instruments_the_lab_cannot_hold_are_config_errors_naming_the_file(tmp_p
     with pytest.raises(ConfigError) as caught:
         Lab.load(path)
     assert str(caught.value).startswith(f"{path}: an instrument may not be named 'tools'")
+
+
+@pytest.mark.parametrize(
+    ("factory", "said"),
+    [
+        ("needs_an_extra", "RuntimeError this backend needs pylibftdi"),
+        ("downloads_a_definition", "OSError <urlopen error"),
+    ],
+)
+def test_a_constructor_that_fails_outright_is_a_config_error_naming_its_table(
+    tmp_path, factory: str, said: str
+) -> None:
+    path = _write(tmp_path, f'[shared.backend]\nclass = "fakes:{factory}"\n')
+    with pytest.raises(ConfigError) as caught:
+        Lab.load(path)
+    assert "[shared.backend]" in str(caught.value) and said in str(caught.value)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from labtools.drivers.ocean.models import DeviceModel, get_model
-from labtools.errors import PreconditionFailed
+from labtools.errors import InstrumentError, PreconditionFailed
 from labtools.instruments.spectrometer import Spectrometer
 
 __all__ = ["OceanSpectrometer"]
@@ -40,3 +40,24 @@ class OceanSpectrometer(Spectrometer):
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "model": self.model.name, "serial_number": self.serial_number}
+
+    # -- checks both links make -----------------------------------------------------------------
+    def _check_same_device(self, serial: str | None) -> None:
+        """After reconnecting: the device must be the one ``serial`` named before (if known)."""
+        if serial is not None and self.serial_number != serial:
+            raise InstrumentError(
+                f"{self.name}: after reconnecting, serial number {self.serial_number} answers, "
+                f"not {serial}",
+                hint="check which device is connected; its dark and reference must be taken again",
+            )
+
+    def _checked_counts(self, counts: np.ndarray | None) -> np.ndarray:
+        """A spectrum's counts, refused unless it has the model's number of pixels."""
+        if counts is None or counts.size != self.model.pixels:
+            size = None if counts is None else counts.size
+            raise InstrumentError(
+                f"{self.name}: spectrum has {size} pixels, the {self.model.name} has "
+                f"{self.model.pixels}",
+                hint="check the configured model",
+            )
+        return counts

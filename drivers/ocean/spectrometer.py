@@ -202,12 +202,7 @@ class OBPSpectrometer(OceanSpectrometer):
                     ) from exc
                 await asyncio.sleep(pause)
                 pause *= 2
-        if serial is not None and self.serial_number != serial:
-            raise InstrumentError(
-                f"{self.name}: after reconnecting, serial number {self.serial_number} answers, "
-                f"not {serial}",
-                hint="check which device is connected; its dark and reference must be taken again",
-            )
+        self._check_same_device(serial)
         log.warning("%s: link reopened", self.name)
 
     def _forget_device_settings(self) -> None:
@@ -331,15 +326,9 @@ class OBPSpectrometer(OceanSpectrometer):
         requests = scans // on_device
         total = np.zeros(self.model.pixels)
         for _ in range(requests):
-            counts = link.request(m.GET_RAW_SPECTRUM, wait=integration_s * on_device)
-            if counts is None or counts.size != self.model.pixels:
-                size = None if counts is None else counts.size
-                raise InstrumentError(
-                    f"{self.name}: spectrum has {size} pixels, the {self.model.name} has "
-                    f"{self.model.pixels}",
-                    hint="check the configured model",
-                )
-            total += counts
+            total += self._checked_counts(
+                link.request(m.GET_RAW_SPECTRUM, wait=integration_s * on_device)
+            )
         return total / requests
 
     # -- helpers -------------------------------------------------------------------------------

@@ -120,12 +120,7 @@ class SeaBreezeSpectrometer(OceanSpectrometer):
         self._lost = False
         self._wavelengths = None
         await self.setup()
-        if serial is not None and self.serial_number != serial:
-            raise InstrumentError(
-                f"{self.name}: after reconnecting, serial number {self.serial_number} answers, "
-                f"not {serial}",
-                hint="check which device is connected; its dark and reference must be taken again",
-            )
+        self._check_same_device(serial)
         log.warning("%s: USB device reopened", self.name)
 
     def _open(self) -> Any:
@@ -205,13 +200,7 @@ class SeaBreezeSpectrometer(OceanSpectrometer):
         for _ in range(scans):
             with sb.mapped_errors(self.name, "reading a spectrum", self._mark_lost):
                 counts = np.asarray(feature.get_intensities(), dtype=float)
-            if counts.size != self.model.pixels:
-                raise InstrumentError(
-                    f"{self.name}: spectrum has {counts.size} pixels, the {self.model.name} has "
-                    f"{self.model.pixels}",
-                    hint="check the configured model",
-                )
-            total += counts
+            total += self._checked_counts(counts)
         return total / scans
 
     def _apply_integration(self, micros: int) -> None:

@@ -14,6 +14,7 @@ MODULES = (
     "experts",
     "rewind",
     "sessions",
+    "pool",
     "memory",
 )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 TESTS = Path(__file__).parent
 FAKE_LAB = TESTS / "fake_lab.toml"
@@ -24,9 +25,13 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def stdio_params(*extra: str, lab: str | Path = FAKE_LAB) -> StdioServerParameters:
+def stdio_server(*extra: str, lab: str | Path = FAKE_LAB) -> Any:
+    """``labtools serve`` as a stdio transport for ``mcp.Client`` (every mcp 2.x takes one; only
+    2.3 and later also take the parameters themselves)."""
     command = serve_command(*extra, lab=lab)
-    return StdioServerParameters(command=command[0], args=command[1:], env=server_env())
+    return stdio_client(
+        StdioServerParameters(command=command[0], args=command[1:], env=server_env())
+    )
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_params
+from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_server
 
 from labtools.demo.protocol import with_tip
 from labtools.server import build_server
@@ -106,7 +106,7 @@ def test_in_process(tmp_path) -> None:
 
 def test_over_stdio_with_labtools_serve() -> None:
     async def main() -> None:
-        async with Client(stdio_params()) as client:
+        async with Client(stdio_server()) as client:
             await exercise(client)
 
     anyio.run(main)
@@ -222,13 +222,9 @@ def test_binding_off_loopback_needs_a_token() -> None:
 
 def test_default_virtual_lab_over_stdio() -> None:
     """What an MCP host gets from a bare `labtools serve`: the virtual lab's 18 tools."""
-    from mcp import StdioServerParameters
-
-    command = serve_command(lab="virtual")
-    params = StdioServerParameters(command=command[0], args=command[1:], env=server_env())
 
     async def main() -> None:
-        async with Client(params) as client:
+        async with Client(stdio_server(lab="virtual")) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert len(names) == 20 and "spec_measure_absorbance" in names
             before = await state_of(client)

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 from fresh_process import python_json
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from labtools.config import packaged
 from labtools.lab import VIRTUAL_LAB
@@ -55,7 +56,7 @@ def test_labtools_serve_beside_the_users_own_packages(tmp_path: Path) -> None:
     )
 
     async def main() -> None:
-        async with Client(params) as client:
+        async with Client(stdio_client(params)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert len(names) == 20 and "spec_measure_absorbance" in names
             result = await client.call_tool("lh_get_deck", {})

@@ -1,12 +1,14 @@
 """The OpenEnv environment, served by OpenEnv's own app and driven by OpenEnv's own client.
 
 One server for the module (uvicorn on a free local port, in a thread), at most four
-connections at once; OpenEnv is imported in the fixture, not at collection (it takes seconds).
+connections at once, and one for 32; OpenEnv is imported in the tests, not at collection (it
+takes seconds).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 import uvicorn
 import websockets
+from episodes import expert_episode
 
 from labtools.session import Session
 
@@ -31,25 +34,32 @@ SUBMIT = {
 }
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    from labtools.session.openenv import app
-
+@contextlib.contextmanager
+def _served(application: Any) -> Iterator[str]:
+    """``application`` served by uvicorn on a free local port, in a thread; its URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(app(TASK, secret=SECRET, max_sessions=MAX_SESSIONS), log_level="critical")
-    )
+    server = uvicorn.Server(uvicorn.Config(application, log_level="critical"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    from labtools.session.openenv import app
+
+    with _served(app(TASK, secret=SECRET, max_sessions=MAX_SESSIONS)) as served:
+        yield served
 
 
 def _client(url: str) -> Any:
@@ -154,3 +164,36 @@ def test_concurrent_sessions_are_independent_and_one_more_is_refused(url: str) -
     assert message["type"] == "error"
     assert message["data"]["code"] == "CAPACITY_REACHED"
     assert message["data"]["active_sessions"] == message["data"]["max_sessions"] == MAX_SESSIONS
+
+
+CROWD = 32
+
+
+def test_32_concurrent_episodes_each_equal_its_seed_run_alone() -> None:
+    """32 connections to one server play the expert's calls at once, every one open before any
+    starts; each result and each reward is the one the same seed gives alone, in process."""
+    from openenv.core.env_server import CallToolAction  # type: ignore[import-untyped]
+
+    from labtools.session.openenv import app
+
+    alone = {seed: expert_episode(TASK, seed, SECRET) for seed in range(CROWD)}
+
+    async def episode(seed: int, url: str, opened: asyncio.Barrier) -> tuple[list[Any], Any]:
+        async with _client(url) as env:
+            await env.reset(seed=seed)
+            await opened.wait()
+            steps = [
+                await env.step(CallToolAction(tool_name=name, arguments=arguments))
+                for name, arguments in alone[seed].calls
+            ]
+        return [step.observation.result for step in steps], steps[-1]
+
+    async def main(url: str) -> list[tuple[list[Any], Any]]:
+        opened = asyncio.Barrier(CROWD)
+        return list(await asyncio.gather(*(episode(s, url, opened) for s in range(CROWD))))
+
+    with _served(app(TASK, secret=SECRET, max_sessions=CROWD)) as url:
+        played = asyncio.run(main(url))
+    for seed, (results, last) in enumerate(played):
+        assert results == [r.to_dict() for r in alone[seed].results], seed
+        assert last.done and last.reward == alone[seed].reward.total, seed

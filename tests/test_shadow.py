@@ -246,10 +246,10 @@ def test_a_refusal_is_a_typed_error_of_the_twins_code() -> None:
 def test_labtools_serve_shadow_refuses_over_mcp_with_the_mark() -> None:
     import anyio
     from mcp import Client
-    from mcp_helpers import refusal, stdio_params
+    from mcp_helpers import refusal, stdio_server
 
     async def main() -> None:
-        async with Client(stdio_params("--shadow", lab=STAR)) as client:
+        async with Client(stdio_server("--shadow", lab=STAR)) as client:
             picked = await client.call_tool(
                 "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]}
             )

@@ -29,7 +29,7 @@ from labtools.server.confirm import Confirmation
 from labtools.server.results import RESULT_URI, ResultStore, inline, summary
 from labtools.server.slot import LabSlot
 
-__all__ = ["ERROR_META", "build_server", "error_text", "listing", "serve_slot"]
+__all__ = ["ERROR_META", "build_server", "error_text", "listing", "mcp_tool", "serve_slot"]
 
 STATE_URI = "labtools://state"
 INSTRUMENT_URI = UriTemplate.parse("labtools://instrument/{name}")
@@ -56,7 +56,7 @@ def listing(lab: ToolHost, *, read_only: bool = False) -> list[types.Tool]:
     ``execution.taskSupport``."""
     entries = lab.tools("mcp", read_only=read_only)
     support = tasks.support_of(lab, {entry["name"] for entry in entries})
-    return [_tool(entry, support.get(entry["name"])) for entry in entries]
+    return [mcp_tool(entry, support.get(entry["name"])) for entry in entries]
 
 
 def serve_slot(slot: LabSlot, catalogue: Catalogue, *, name: str = "labtools") -> Server:
@@ -206,7 +206,8 @@ async def _instruments(slot: LabSlot) -> dict[str, Any]:
     return getattr(await _lab_for_resources(slot), "instruments", {})
 
 
-def _tool(entry: dict[str, Any], task_support: TaskSupport | None = None) -> types.Tool:
+def mcp_tool(entry: dict[str, Any], task_support: TaskSupport | None = None) -> types.Tool:
+    """One entry of a lab's ``tools("mcp")`` as the SDK's ``Tool``, with its annotations."""
     hints = entry["annotations"]
     execution = types.ToolExecution(task_support=task_support) if task_support else None
     return types.Tool(

@@ -19,11 +19,11 @@ import importlib
 import math
 import multiprocessing
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from labtools.session.agents import AGENTS
 from labtools.session.evaluate import (
@@ -37,6 +37,8 @@ from labtools.session.evaluate import (
 from labtools.session.registry import load_task
 from labtools.session.reward import Reward
 from labtools.session.session import Session
+
+T = TypeVar("T")
 
 __all__ = [
     "BACKENDS",
@@ -275,9 +277,14 @@ class RayBackend:
     ) -> Iterator[EpisodeResult]:
         return self._pool.map(lambda actor, ep: actor.run.remote(ep, trajectories), episodes)
 
+    def each(self, fn: Callable[[Worker], T]) -> list[T]:
+        """``fn(worker)`` run in every actor, on its :class:`Worker`; the results in actor
+        order (``fn`` must pickle: a module-level function)."""
+        return list(self._ray.get([a.__ray_call__.remote(fn) for a in self._actors]))
+
     def built(self) -> list[int]:
         """Sessions each actor has built."""
-        return list(self._ray.get([a.sessions_built.remote() for a in self._actors]))
+        return self.each(Worker.sessions_built)
 
     def close(self) -> None:
         ray = self._ray

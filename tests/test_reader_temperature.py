@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from reader_rig import deck_rig, nm, rig
+from reader_rig import deck_rig, nm, read, rig
 from test_plr_plate_reader_backends import FakeM5, _lab
 
 from labtools.drivers.pylabrobot.plate_reader import limits_for
@@ -212,6 +212,34 @@ def test_enzymes_run_faster_in_a_heated_plate_by_the_arrhenius_factor() -> None:
     expected = kcat_factor / saturation
     assert warm / room == pytest.approx(expected, rel=0.02)
     assert 1.5 < warm / room < 1.8
+
+
+#: water's 1 cm k-factor (A975 − A900) by temperature (°C) [V: Lampinen et al. 2012, Thermo
+#: Scientific application note ANMR_MUGO_0412, fig. 6, as tabulated in the fpcountr package]
+WATER_K = {25: 0.172, 28: 0.174, 31: 0.177, 34: 0.179, 37: 0.183, 41: 0.188, 45: 0.191}
+
+
+@pytest.mark.parametrize("setpoint", [37.0, 45.0])
+def test_water_absorbs_more_in_a_warm_plate_as_published(setpoint: float) -> None:
+    """A PathCheck read of the same 200 µL of water, warmed: A977 − A900 grows by water's
+    k-factor at the plate's temperature over that at 25 °C (1.064 at 37 °C), so a path taken
+    with the 25 °C k-factor comes out that much long."""
+    setup = rig(seed=12)
+    wells = [f"{row}{column}" for row in "ABCDEFGH" for column in (1, 2)]
+    for well in wells:
+        setup.fill(well, 200.0)
+    lab = setup.lab()
+
+    def band() -> float:
+        a977, a900 = read(lab, 977, wells), read(lab, 900, wells)
+        return float(np.mean([a977[w] - a900[w] for w in wells]))
+
+    cold = band()
+    assert _set(lab, setpoint, wait=True).ok
+    setup.world.clock.advance(3600.0)  # the plate follows the chamber
+    plate_c = setpoint - setup.backend.truth.sensor_offset_c
+    published = np.interp(plate_c, list(WATER_K), list(WATER_K.values())) / WATER_K[25]
+    assert band() / cold == pytest.approx(published, abs=0.01)
 
 
 def test_same_seed_same_heated_run() -> None:

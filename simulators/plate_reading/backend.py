@@ -292,7 +292,8 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     def _absorbance(self, layout: PlateLayout, items: np.ndarray, nm: np.ndarray) -> np.ndarray:
         contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
         path = layout.path_cm(contents.volume_ul)
-        true_od = self._eps.alpha(contents, nm) * path[:, None]
+        celsius = self.world.thermal.temperature(layout.plate.name)
+        true_od = self._eps.alpha(contents, nm, celsius) * path[:, None]
         reading = measured_absorbance(
             true_od, self.plate_truth(layout.plate), items, self.truth, self.constants, self._rng
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labtools.simulators.world import SpeciesLibrary, World
-from labtools.simulators.world.species import Form
+from labtools.simulators.world.species import LIBRARY_C, Form
 
 __all__ = ["Absorptivity", "WellContents", "gather"]
 
@@ -114,10 +114,14 @@ class Absorptivity:
         acid_eps, base_eps = self.form(key, "acid", nm), self.form(key, "base", nm)
         return (1.0 - base)[:, None] * acid_eps[None, :] + base[:, None] * base_eps[None, :]
 
-    def alpha(self, contents: WellContents, nm: np.ndarray) -> np.ndarray:
-        """Absorption coefficient Σ ε c (cm⁻¹) per well and wavelength, water included."""
+    def alpha(
+        self, contents: WellContents, nm: np.ndarray, celsius: float = LIBRARY_C
+    ) -> np.ndarray:
+        """Absorption coefficient Σ ε c (cm⁻¹) per well and wavelength, water included, its
+        band at ``celsius`` (the plate's temperature)."""
         water = self._library["water"]
-        solvent = self.form("water", "default", nm) * (water.concentration_molar or 0.0)
+        strength = (water.concentration_molar or 0.0) * water.temperature_factor(celsius)
+        solvent = self.form("water", "default", nm) * strength
         filled = (contents.volume_ul > 0).astype(float)
         total = filled[:, None] * solvent[None, :]
         molar = contents.molar

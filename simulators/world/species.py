@@ -16,9 +16,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Band", "Batch", "Fluorescence", "Form", "Species", "SpeciesLibrary"]
+__all__ = [
+    "LIBRARY_C",
+    "Band",
+    "Batch",
+    "Fluorescence",
+    "Form",
+    "Species",
+    "SpeciesLibrary",
+    "Temperature",
+]
 
 _LN2x4 = 4.0 * math.log(2.0)
+#: the temperature (°C) the library's absorptivities hold at
+LIBRARY_C = 25.0
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,27 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Temperature:
+    """A species' absorptivity against temperature: ``relative`` (ε over ε at
+    :data:`LIBRARY_C`) at each
+    of ``celsius`` (ascending), interpolated linearly and extended along the end segments."""
+
+    celsius: tuple[float, ...]
+    relative: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.celsius) < 2 or len(self.celsius) != len(self.relative):
+            raise ValueError("a temperature table needs two or more (celsius, relative) pairs")
+        if any(b <= a for a, b in zip(self.celsius, self.celsius[1:], strict=False)):
+            raise ValueError("a temperature table's celsius must ascend")
+
+    def factor(self, celsius: float) -> float:
+        t, r = self.celsius, self.relative
+        i = min(max(int(np.searchsorted(t, celsius)), 1), len(t) - 1)
+        return r[i - 1] + (r[i] - r[i - 1]) * (celsius - t[i - 1]) / (t[i] - t[i - 1])
+
+
+@dataclass(frozen=True)
 class Species:
     """A chemical species: forms, optional pKa, fluorescence, luminescence, sources."""
 
@@ -125,6 +157,12 @@ class Species:
     sources: dict[str, str] = field(default_factory=dict)
     #: batch-to-batch variation (``None``: every batch is the library's entry)
     batch: Batch | None = None
+    #: ε relative to its value at :data:`LIBRARY_C`, by temperature (°C); ``None``: constant
+    temperature: Temperature | None = None
+
+    def temperature_factor(self, celsius: float) -> float:
+        """ε at ``celsius`` over ε at :data:`LIBRARY_C`: 1 without a table."""
+        return 1.0 if self.temperature is None else self.temperature.factor(celsius)
 
     def batch_of(self, factor: float, shift_nm: float) -> Species:
         """One batch of this species: every form's ε × ``factor``, its bands ``shift_nm`` (nm)
@@ -218,6 +256,7 @@ class SpeciesLibrary:
                 ph=entry.get("ph"),
                 sources=dict(entry.get("sources", {})),
                 batch=Batch(**entry["batch"]) if "batch" in entry else None,
+                temperature=_temperature(entry.get("temperature")),
             )
         return cls(out)
 
@@ -232,3 +271,9 @@ class SpeciesLibrary:
 
     def keys(self) -> list[str]:
         return list(self._species)
+
+
+def _temperature(raw: dict[str, Any] | None) -> Temperature | None:
+    if raw is None:
+        return None
+    return Temperature(tuple(map(float, raw["celsius"])), tuple(map(float, raw["relative"])))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,21 @@ def test_unknown_model_and_bad_transport() -> None:
         OBPSpectrometer("spec", "loop://", "USB9999")
     with pytest.raises(TypeError):
         OBPSpectrometer("spec", 42)  # type: ignore[arg-type]
+    # a link of no known kind, or a mapping without one, fails when the lab is built, not at
+    # the first call
+    with pytest.raises(ValueError, match=r"cannot tell what kind of link 'tcp:10\.0\.0\.2:5000'"):
+        OBPSpectrometer("spec", "tcp:10.0.0.2:5000")
+    with pytest.raises(ValueError, match="needs a 'uri'"):
+        OBPSpectrometer("spec", {"timeout": 2.0})
+
+
+def test_a_lab_file_with_a_bad_address_is_a_config_error_when_it_loads() -> None:
+    from labtools.config import ConfigError
+    from labtools.lab import Lab
+
+    example = Path(__file__).parents[1] / "docs" / "examples" / "ocean_tcp.toml"
+    with pytest.raises(ConfigError, match=r"\[instruments\.spec\].*cannot tell what kind"):
+        Lab.load(example, address="192.0.2.10:5000")
 
 
 def test_setup_reads_serial_and_calibration() -> None:

@@ -274,3 +274,15 @@ def test_backend_exceptions_map_to_error_codes(failure: BaseException, code: str
     result = _abs(_lab(Misfit(failure)), ["A1"])
     assert result.error["code"] == code
     assert "Misfit" in result.error["message"]
+
+
+def test_a_missing_libusb_is_an_instrument_error_with_a_hint() -> None:
+    """pyusb raises NoBackendError (a ValueError) without libusb: the machine's fault, so an
+    instrument error that says what to install, not an out-of-range argument."""
+    import usb.core
+
+    from labtools.drivers.pylabrobot.reader_errors import LIBUSB_HINT, tool_error
+
+    error = tool_error(usb.core.NoBackendError("No backend available"), "setup", "CLARIOstar")
+    assert error.code == "instrument_error" and error.hint == LIBUSB_HINT
+    assert tool_error(ValueError("wavelength 1200"), "read", "CLARIOstar").code == "out_of_range"

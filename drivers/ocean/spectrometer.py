@@ -30,7 +30,7 @@ from labtools.drivers.ocean.link import OBPError, OBPLink
 from labtools.drivers.ocean.protocol import Checksum
 from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, ToolError
 from labtools.instruments.spectrometer import SpectrometerSnapshot
-from labtools.transport import Transport, make_transport
+from labtools.transport import Transport, check_transport, make_transport
 
 __all__ = ["RECONNECT_ATTEMPTS", "OBPSpectrometer"]
 
@@ -83,10 +83,7 @@ class OBPSpectrometer(OceanSpectrometer):
         dark_with: Literal["lamp", "shutter"] = "lamp",
     ) -> None:
         super().__init__(name, model)
-        if not isinstance(transport, Transport | str | Mapping):
-            raise TypeError(
-                f"transport must be a Transport, URI or mapping, not {type(transport).__name__}"
-            )
+        check_transport(transport)  # a URI of no known kind fails here, when the lab loads
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, not {timeout!r}")
         if dark_with not in _LIGHT_SWITCHES:

@@ -25,9 +25,19 @@ from labtools.errors import (
     UnknownResource,
 )
 
-__all__ = ["MOVE_HINT", "reader_errors", "tool_error"]
+__all__ = ["LIBUSB_HINT", "MOVE_HINT", "reader_errors", "tool_error"]
 
 MOVE_HINT = "move the plate into the reader with lh_move_plate"
+LIBUSB_HINT = (
+    "pyusb found no USB library: install libusb (Debian/Ubuntu: apt install libusb-1.0-0; "
+    "macOS: brew install libusb)"
+)
+
+
+def _no_libusb(exc: BaseException) -> bool:
+    """pyusb's ``NoBackendError`` (``usb.core``, a ``ValueError``): libusb is missing."""
+    kind = type(exc)
+    return kind.__name__ == "NoBackendError" and kind.__module__ == "usb.core"
 
 
 def tool_error(exc: BaseException, action: str, backend: str) -> ToolError:
@@ -45,6 +55,8 @@ def tool_error(exc: BaseException, action: str, backend: str) -> ToolError:
         return UnknownResource(text)
     if isinstance(exc, MolecularDevicesError):
         return InstrumentError(text)
+    if _no_libusb(exc):  # a ValueError, but the machine's fault, not the call's
+        return InstrumentError(text, hint=LIBUSB_HINT)
     if isinstance(exc, ValueError):
         return OutOfRange(text)
     if isinstance(exc, RuntimeError) and "setup" in str(exc).lower():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from labtools.transport.base import Transport
 from labtools.transport.in_process import ByteDevice, InProcessTransport
 from labtools.transport.recording import Recording
-from labtools.transport.uri import make_transport, open_transport
+from labtools.transport.uri import check_transport, make_transport, open_transport
 
 __all__ = [
     "ByteDevice",
@@ -21,6 +21,7 @@ __all__ = [
     "SerialTransport",
     "Transport",
     "VisaTransport",
+    "check_transport",
     "make_transport",
     "open_transport",
 ]

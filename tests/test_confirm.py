@@ -192,3 +192,34 @@ def test_a_task_needing_confirmation_is_asked_before_it_starts() -> None:
             assert len(lab.journal.events()) == 1
 
     anyio.run(main)
+
+
+def test_a_call_the_shadow_twin_refuses_is_refused_without_asking_anyone(tmp_path: Path) -> None:
+    """In a shadow run the twin's verdict comes before the person's: an overdraw it refuses is
+    refused at once (no form); a call it does goes to the person, and runs once confirmed."""
+    star = Path(__file__).parent.parent / "docs" / "examples" / "star_dry_run.toml"
+    host = Host("accept")
+    confirming = tmp_path / "star_confirm.toml"
+    confirming.write_text('confirm = ["lh_aspirate"]\n' + star.read_text(encoding="utf-8"))
+    lab = Lab.load(confirming, shadow=True)
+
+    def aspirate(well: str) -> dict[str, Any]:
+        volume = {"value": 50, "unit": "microliter"}
+        return {"items": [{"channel": 0, "well": well, "volume": volume}]}
+
+    async def main() -> None:
+        async with Client(build_server(lab), mode="legacy", elicitation_callback=host) as c:
+            picked = await c.call_tool(
+                "lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]}
+            )
+            assert not picked.is_error
+            error = refusal(await c.call_tool("lh_aspirate", aspirate("plate_1:A1")))
+            assert error["shadow"] is True and error["code"] == "interlock"
+            assert host.asked == []
+            drawn = await c.call_tool("lh_aspirate", aspirate("reservoir:A1"))
+            assert not drawn.is_error and len(host.asked) == 1
+
+    try:
+        anyio.run(main)
+    finally:
+        lab.close()

@@ -9,7 +9,8 @@ Before such a tool runs, the server asks the host with a form (``confirm``: a bo
 The tool runs only if the person accepts with ``confirm: true``. A host that cannot ask (no
 form elicitation, no channel for a request) or a person who declines or dismisses the form gets
 a ``precondition_failed`` refusal with a hint, and nothing runs. Calls that would be refused
-anyway (bad arguments) are refused without asking anyone.
+anyway (bad arguments; in a shadow run, a call the twin refuses) are refused without asking
+anyone.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from labtools.errors import PreconditionFailed, ToolError
 from labtools.result import ToolResult
 from labtools.server.slot import LabSlot
+from labtools.shadow import moves
 
 __all__ = ["FORM", "Confirmation"]
 
@@ -62,7 +64,8 @@ class Confirmation:
 
     async def needed(self, name: str, arguments: object) -> bool:
         """Whether this call needs a confirmation: a listed tool, with arguments the lab would
-        accept (a call refused anyway needs none, nor one to a lab that could not be built)."""
+        accept and, in a shadow run, that its twin does (a call refused anyway needs none, nor
+        one to a lab that could not be built)."""
         try:
             lab = await self._slot.get()
         except ToolError:
@@ -71,9 +74,14 @@ class Confirmation:
         if not needs(name):
             return False
         try:
-            lab.tool_spec(name).bind(arguments)  # type: ignore[attr-defined]
+            spec = lab.tool_spec(name)  # type: ignore[attr-defined]
+            spec.bind(arguments)
         except ToolError:
             return False
+        shadow = getattr(lab, "shadow", None)
+        if shadow is not None and moves(spec):
+            # a call the twin refuses is refused again when it runs: no one is asked about it
+            return await shadow.refusal(spec, arguments) is None
         return True
 
     async def ask(

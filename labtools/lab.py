@@ -195,6 +195,27 @@ class Lab:
         self.run(self.aconnect(names))
 
     # -- calling -------------------------------------------------------------------------------
+    async def preflight(self, name: str, arguments: object) -> ToolError | None:
+        """The refusal a call would get now before reaching an instrument — unknown tool, bad
+        arguments or, in a shadow run, the twin's — or ``None``. Calls no instrument (the
+        twin, under the instrument's lock, as :meth:`acall` does) and records nothing."""
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        try:
+            if spec is None:
+                raise _unknown_tool(name, self._specs)
+            spec.bind(arguments)
+            async with self._lock(spec.instrument):
+                return await self._twin_refusal(spec, arguments)
+        except ToolError as error:
+            return error
+        except Exception as exc:  # the twin failed: acall reports it when the call is made
+            return InstrumentError(f"{type(exc).__name__}: {exc}"[:300])
+
+    async def _twin_refusal(self, spec: ToolSpec, arguments: object) -> ToolError | None:
+        if self.shadow is None or not moves(spec):
+            return None
+        return await self.shadow.refusal(spec, arguments)
+
     async def acall(
         self, name: str, arguments: object, *, progress: ProgressCallback | None = None
     ) -> ToolResult:
@@ -211,10 +232,9 @@ class Lab:
             kwargs = spec.bind(arguments)
             instrument = self.instruments[spec.instrument]
             async with self._lock(spec.instrument):
-                if self.shadow is not None and moves(spec):
-                    refused = await self.shadow.refusal(spec, arguments)
-                    if refused is not None:  # the instrument is not called, nor set up
-                        raise refused
+                refused = await self._twin_refusal(spec, arguments)
+                if refused is not None:  # the instrument is not called, nor set up
+                    raise refused
                 if spec.instrument not in self._ready:
                     await instrument.setup()
                     self._ready.add(spec.instrument)

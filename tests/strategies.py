@@ -254,6 +254,7 @@ VIRTUAL_LAB_TOOLS = [
     "reader_read_fluorescence",
     "reader_read_luminescence",
     "reader_set_temperature",
+    "reader_stop_heating",
     "reader_get_temperature",
     "spec_set_integration_time",
     "spec_acquire_dark",

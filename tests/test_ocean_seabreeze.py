@@ -423,3 +423,19 @@ def test_seabreeze_is_imported_only_when_a_device_is_opened() -> None:
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in roots)))"
     )
     assert loaded == []
+
+
+def test_a_missing_libusb_says_what_to_install() -> None:
+    """seabreeze's RuntimeError for a pyusb without libusb, and pyusb's own NoBackendError,
+    are instrument errors whose hint names libusb."""
+    import usb.core
+
+    from labtools.drivers.ocean.seabreeze_link import _translate
+    from labtools.drivers.usb import LIBUSB_HINT
+
+    for exc in (
+        RuntimeError("No pyusb backend found"),
+        usb.core.NoBackendError("No backend available"),
+    ):
+        error, reopen = _translate("spec", "open", exc)
+        assert error.code == "instrument_error" and error.hint == LIBUSB_HINT and not reopen

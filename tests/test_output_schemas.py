@@ -34,6 +34,7 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
                 {"temperature": {"value": 37, "unit": "degree_Celsius"}, "wait": True},
             ),
             ("reader_get_temperature", {}),
+            ("reader_stop_heating", {}),
             (
                 "reader_read_absorbance_spectrum",
                 {

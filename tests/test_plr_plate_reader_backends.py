@@ -281,7 +281,8 @@ def test_a_missing_libusb_is_an_instrument_error_with_a_hint() -> None:
     instrument error that says what to install, not an out-of-range argument."""
     import usb.core
 
-    from labtools.drivers.pylabrobot.reader_errors import LIBUSB_HINT, tool_error
+    from labtools.drivers.pylabrobot.reader_errors import tool_error
+    from labtools.drivers.usb import LIBUSB_HINT
 
     error = tool_error(usb.core.NoBackendError("No backend available"), "setup", "CLARIOstar")
     assert error.code == "instrument_error" and error.hint == LIBUSB_HINT

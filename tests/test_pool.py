@@ -106,7 +106,8 @@ def test_ray_actors_equal_the_one_process_run(ray_instance, work, expected) -> N
     assert ray_instance.is_initialized()
 
 
-#: 50 seeds of two tasks, interleaved so that both actors keep a session of each
+#: 50 seeds of two tasks, interleaved: each actor keeps a session per task (keep=2) whichever
+#: episodes Ray gives it
 WIDE_TASKS = ("dye_quantification", "dye_stability")
 WIDE = [Episode(task, "expert", seed, SECRET) for seed in range(50) for task in WIDE_TASKS]
 
@@ -120,13 +121,13 @@ def test_ray_actors_equal_the_one_process_run_for_50_seeds_of_two_tasks(ray_inst
         )
     for session in alone.values():
         session.close()
-    backend = RayBackend(2)
+    backend = RayBackend(2, keep=len(WIDE_TASKS))
     with EpisodePool(backend) as pool:
         results = pool.run(WIDE)
         built = backend.built()
     assert [r.episode for r in results] == WIDE
     assert [(r.reward, r.usage) for r in results] == expected
     assert [r.task for r in results] == [e.task for e in WIDE]
-    # an actor builds a session for a task the first time it gets one, then rewinds it
+    # an actor builds a session for a task the first time it gets one, then only rewinds it
     assert len(built) == 2 and all(1 <= n <= len(WIDE_TASKS) for n in built)
     assert sum(r.reward.success for r in results) >= 90  # the experts did succeed

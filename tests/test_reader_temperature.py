@@ -161,6 +161,28 @@ def test_a_plate_taken_out_cools_to_the_room() -> None:
     )
 
 
+def test_switching_the_heater_off_lets_chamber_and_plate_cool_to_the_room() -> None:
+    """Off: no setpoint; the air falls back to the room with τ_c and the plate follows it
+    with τ_p, from where they were; an hour later both sit at the room's temperature."""
+    setup = rig(seed=13)
+    lab = setup.lab()
+    assert _set(lab, 40.0, wait=True).ok
+    setup.world.clock.advance(3600.0)
+    air0, plate0 = setup.backend.chamber.air_c, setup.world.temperature("plate_1:A1")
+    start = setup.world.clock.now()
+    off = lab.call("reader_stop_heating", {})
+    assert off.ok, off.error
+    assert off.data["setpoint"] is None and setup.world.clock.now() == start  # at once
+    for elapsed in (120.0, 600.0):
+        setup.world.clock.advance(elapsed - (setup.world.clock.now() - start))
+        assert setup.backend.chamber.air_c == pytest.approx(_air(air0, ROOM, elapsed), abs=2e-3)
+        plate = setup.world.temperature("plate_1:A1")
+        assert plate == pytest.approx(_plate(plate0, air0, ROOM, elapsed), abs=2e-3)
+        assert lab.call("reader_get_temperature", {}).data["setpoint"] is None
+    setup.world.clock.advance(3600.0)
+    assert setup.world.temperature("plate_1:A1") == ROOM
+
+
 def test_a_reset_world_switches_the_heater_off() -> None:
     setup = rig(seed=6)
     lab = setup.lab()
@@ -326,6 +348,10 @@ def test_a_cytation_is_sent_plrs_temperature_commands() -> None:
     reading = lab.call("reader_get_temperature", {})
     assert reading.data == {"temperature": 36.9, "setpoint": 37.0, "unit": "degree_Celsius"}
     assert not _set(lab, 46.0).ok  # above PLR's 45 °C for BioTek readers
+    off = lab.call("reader_stop_heating", {})
+    assert off.ok, off.error
+    assert backend.sent[-2] == ("g", "00000")  # PLR's BioTek stop_heating_or_cooling
+    assert off.data["setpoint"] is None
 
 
 def test_a_spectramax_reports_its_own_setpoint() -> None:
@@ -337,11 +363,16 @@ def test_a_spectramax_reports_its_own_setpoint() -> None:
     assert "!TEMP 37.0" in backend.commands
     reading = lab.call("reader_get_temperature", {})
     assert reading.data == {"temperature": 36.4, "setpoint": 37.0, "unit": "degree_Celsius"}
+    sent = list(backend.commands)
+    off = lab.call("reader_stop_heating", {})  # PLR 0.2.2 has no heater-off command for it
+    assert not off.ok and off.error["code"] == "not_supported"
+    assert "reader_set_temperature" in off.error["hint"] and backend.commands == sent
 
 
 def test_a_reader_without_temperature_control_refuses_with_a_hint() -> None:
     lab = _lab(PlateReaderChatterboxBackend())
-    for result in (_set(lab, 37.0), lab.call("reader_get_temperature", {})):
+    calls = (lab.call("reader_stop_heating", {}), lab.call("reader_get_temperature", {}))
+    for result in (_set(lab, 37.0), *calls):
         assert not result.ok
         assert result.error["code"] == "not_supported"
         assert "incubator" in result.error["hint"]

@@ -41,7 +41,8 @@ class Gate:
         self.file.unlink(missing_ok=True)
         self.built.unlink(missing_ok=True)
 
-    def params(self, *extra: str, **env: str) -> StdioServerParameters:
+    def server(self, *extra: str, **env: str) -> Any:
+        """``labtools serve`` with the gate and the cache, as a stdio transport."""
         environment = dict(os.environ)
         environment.update(
             PYTHONPATH=os.pathsep.join([str(TESTS), environment.get("PYTHONPATH", "")]),
@@ -50,7 +51,8 @@ class Gate:
             **env,
         )
         command = [sys.executable, "-m", "labtools", "serve", "--lab", str(self.lab), *extra]
-        return StdioServerParameters(command=command[0], args=command[1:], env=environment)
+        params = StdioServerParameters(command=command[0], args=command[1:], env=environment)
+        return stdio_client(params)
 
     def entries(self) -> list[Path]:
         return sorted(self.cache.glob("catalogue-*.json"))
@@ -67,7 +69,7 @@ def _dumped(listing: types.ListToolsResult) -> list[dict[str, Any]]:
 async def _warm(gate: Gate, *extra: str) -> list[dict[str, Any]]:
     """Serve once with the gate open: the lab is built first, its catalogue stored."""
     gate.open()
-    async with Client(stdio_client(gate.params(*extra))) as client:
+    async with Client(gate.server(*extra)) as client:
         listing = await client.list_tools()
     gate.close()
     return _dumped(listing)
@@ -82,7 +84,7 @@ def test_a_cached_catalogue_is_listed_before_the_lab_is_built(gate: Gate) -> Non
     async def main() -> None:
         cold = await _warm(gate)
         assert len(gate.entries()) == 1, "the first run did not store its catalogue"
-        async with Client(stdio_client(gate.params())) as client:
+        async with Client(gate.server()) as client:
             listing = await client.list_tools()
             assert not gate.built.exists(), "the lab was built before tools/list was answered"
             assert _dumped(listing) == cold
@@ -105,7 +107,7 @@ def test_a_stale_catalogue_is_replaced_and_the_client_told(gate: Gate) -> None:
         stale.append({**stale[0], "name": "lh_teleport"})
         entry.write_text(json.dumps(stale), encoding="utf-8")
         # the Python client speaks 2026-07-28, where the change arrives on a listen stream
-        async with Client(stdio_client(gate.params())) as client:
+        async with Client(gate.server()) as client:
             assert client.protocol_version == "2026-07-28"
             async with client.listen(tools_list_changed=True) as events:
                 assert _names(await client.list_tools()) == [t["name"] for t in stale]
@@ -134,9 +136,7 @@ def test_a_legacy_client_is_sent_tools_list_changed(gate: Gate) -> None:
             if isinstance(message, types.ToolListChangedNotification):
                 changed.set()
 
-        async with Client(
-            stdio_client(gate.params()), mode="legacy", message_handler=on_message
-        ) as client:
+        async with Client(gate.server(), mode="legacy", message_handler=on_message) as client:
             assert client.protocol_version == "2025-11-25"
             tools = client.server_capabilities.tools
             assert tools is not None and tools.list_changed
@@ -153,7 +153,7 @@ def test_a_lab_that_cannot_be_built_fails_every_call_with_the_reason(gate: Gate)
     async def main() -> None:
         await _warm(gate)
         gate.open()
-        async with Client(stdio_client(gate.params(LABTOOLS_TEST_FAIL="1"))) as client:
+        async with Client(gate.server(LABTOOLS_TEST_FAIL="1")) as client:
             assert "lh_get_deck" in _names(await client.list_tools())
             error = refusal(await client.call_tool("lh_get_deck", {}))
             assert error["code"] == "instrument_error"
@@ -171,7 +171,7 @@ def test_a_damaged_cache_entry_is_ignored_and_rewritten(gate: Gate) -> None:
         (entry,) = gate.entries()
         entry.write_text('[{"name": 3}', encoding="utf-8")
         gate.open()  # no usable entry: the lab is built before the server answers
-        async with Client(stdio_client(gate.params())) as client:
+        async with Client(gate.server()) as client:
             assert _dumped(await client.list_tools()) == real
         assert json.loads(entry.read_text("utf-8")) == real
 
@@ -183,7 +183,7 @@ def test_read_only_has_its_own_entry(gate: Gate) -> None:
         full = await _warm(gate)
         read_only = await _warm(gate, "--read-only")
         assert len(gate.entries()) == 2 and len(read_only) < len(full)
-        async with Client(stdio_client(gate.params("--read-only"))) as client:
+        async with Client(gate.server("--read-only")) as client:
             assert _dumped(await client.list_tools()) == read_only
             assert not gate.built.exists()
             gate.open()

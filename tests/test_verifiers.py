@@ -56,20 +56,25 @@ def test_the_taskset_rows_are_typed_and_hold_no_secret(monkeypatch: pytest.Monke
         ("standard_curve", 3),
         ("standard_curve", 4),
     ]
-    with Session(TASK, secret=SECRET) as session:
+    with Session(TASK, secret=SECRET) as session:  # the statements are the secret's worlds'
         assert tasks[1].data.prompt == session.reset(4)["task"]
     assert all(isinstance(t.data, LabData) and t.data.system_prompt == INSTRUCTIONS for t in tasks)
+    # what verifiers records and writes: the rows and the config, neither with the secret
     wire = json.dumps([t.data.model_dump(mode="json") for t in tasks])
     assert SECRET not in wire and SECRET not in tasks[0].config.model_dump_json()
 
 
-def test_without_a_secret_the_taskset_draws_one_for_its_tool_servers(
+def test_without_a_secret_the_taskset_draws_one_and_sets_no_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
-    tasks = list(_taskset(lab_tasks=[TASK], seeds=[0]))
-    drawn = os.environ[SECRET_ENV]
-    assert len(drawn) == 32 and drawn not in tasks[0].data.model_dump_json()
+    first, again = (
+        list(_taskset(lab_tasks=[TASK], seeds=[0])),
+        list(_taskset(lab_tasks=[TASK], seeds=[0])),
+    )
+    assert SECRET_ENV not in os.environ
+    assert len(first[0]._secret) == 32 and first[0]._secret != again[0]._secret
+    assert first[0]._secret not in first[0].data.model_dump_json()
 
 
 @pytest.fixture
@@ -77,7 +82,10 @@ def hermetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """The null harness runs uv from PATH: this environment's, with a cache inside it."""
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("UV_CACHE_DIR", str(Path(sys.prefix) / "uv-cache"))
-    monkeypatch.setenv(SECRET_ENV, SECRET)
+    # verifiers' runtime work directories and locks, here rather than in ~/.cache/verifiers
+    monkeypatch.setattr("verifiers.v1.runtimes.subprocess.CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr("verifiers.v1.runtimes.limiters.LIMITER_DIR", tmp_path / "limiter")
+    monkeypatch.setenv(SECRET_ENV, SECRET)  # read when the taskset is made
     monkeypatch.setenv("SCRIPTED_MODEL_KEY", "not-a-key")
     return tmp_path
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import Flag, FramingError, OBPMessage, decode
+from labtools.drivers.usb import LIBUSB_HINT, no_libusb
 from labtools.errors import InstrumentError, NotSupported, Timeout, ToolError
 
 __all__ = [
@@ -199,10 +200,9 @@ def _translate(name: str, action: str, exc: Exception) -> tuple[ToolError, bool]
             f"{name}: the device is in use by another program or process",
             hint="close the other program (OceanView, another lab) and try again",
         ), False
-    if isinstance(exc, RuntimeError) and "pyusb backend" in str(exc):
+    if no_libusb(exc):
         return InstrumentError(
-            f"{name}: pyusb found no USB library ({exc})",
-            hint="install libusb 1.0 (apt install libusb-1.0-0; brew install libusb)",
+            f"{name}: pyusb found no USB library ({exc})", hint=LIBUSB_HINT
         ), False
     if isinstance(exc, exceptions.SeaBreezeError):
         return InstrumentError(f"{name}: {action} failed: {exc}"), False

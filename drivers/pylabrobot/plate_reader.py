@@ -315,6 +315,10 @@ class PLRPlateReader(PlateReader):
         with reader_errors("set temperature", self.backend_name):
             await self.calls.set_temperature(celsius)
 
+    async def _stop_heating(self) -> None:
+        with reader_errors("stop heating", self.backend_name):
+            await self.calls.stop_heating()
+
     async def _temperature(self) -> tuple[float, float | None]:
         with reader_errors("read temperature", self.backend_name):
             return await self.calls.temperature()

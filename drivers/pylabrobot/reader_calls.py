@@ -234,6 +234,19 @@ class ReadCalls:
         await backend.set_temperature(celsius)
         self._setpoint = celsius
 
+    async def stop_heating(self) -> None:
+        """Heater off: PLR's BioTek ``stop_heating_or_cooling``; PLR 0.2.2 has no such command
+        for Molecular Devices readers."""
+        backend = self._heater()
+        stop = getattr(backend, "stop_heating_or_cooling", None)
+        if self.temperature_plan == "md" or not callable(stop):
+            raise NotSupported(
+                f"the {self.backend_name} backend has no heater-off command in PyLabRobot",
+                hint="set the lowest temperature the reader holds instead (reader_set_temperature)",
+            )
+        await stop()
+        self._setpoint = None
+
     async def temperature(self) -> tuple[float, float | None]:
         """The chamber's temperature and setpoint (°C; ``None``: off or unknown)."""
         backend = self._heater()

@@ -15,6 +15,7 @@ from labtools.drivers.pylabrobot.plr import (
     NoPlateError,
     ResourceNotFoundError,
 )
+from labtools.drivers.usb import LIBUSB_HINT, no_libusb
 from labtools.errors import (
     InstrumentError,
     NotSupported,
@@ -25,19 +26,9 @@ from labtools.errors import (
     UnknownResource,
 )
 
-__all__ = ["LIBUSB_HINT", "MOVE_HINT", "reader_errors", "tool_error"]
+__all__ = ["MOVE_HINT", "reader_errors", "tool_error"]
 
 MOVE_HINT = "move the plate into the reader with lh_move_plate"
-LIBUSB_HINT = (
-    "pyusb found no USB library: install libusb (Debian/Ubuntu: apt install libusb-1.0-0; "
-    "macOS: brew install libusb)"
-)
-
-
-def _no_libusb(exc: BaseException) -> bool:
-    """pyusb's ``NoBackendError`` (``usb.core``, a ``ValueError``): libusb is missing."""
-    kind = type(exc)
-    return kind.__name__ == "NoBackendError" and kind.__module__ == "usb.core"
 
 
 def tool_error(exc: BaseException, action: str, backend: str) -> ToolError:
@@ -55,7 +46,7 @@ def tool_error(exc: BaseException, action: str, backend: str) -> ToolError:
         return UnknownResource(text)
     if isinstance(exc, MolecularDevicesError):
         return InstrumentError(text)
-    if _no_libusb(exc):  # a ValueError, but the machine's fault, not the call's
+    if no_libusb(exc):  # a ValueError, but the machine's fault, not the call's
         return InstrumentError(text, hint=LIBUSB_HINT)
     if isinstance(exc, ValueError):
         return OutOfRange(text)

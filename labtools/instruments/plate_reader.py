@@ -403,6 +403,19 @@ class PlateReader(Instrument):
             "waited_unit": "second",
         }
 
+    @tool()
+    async def stop_heating(self) -> TemperatureReading:
+        """Switch the reading chamber's heater off: the chamber, and a plate inside, cool back to
+        the room over minutes (nothing cools them faster). To hold a lower temperature
+        instead, set it."""
+        await self._stop_heating()
+        current, setpoint = await self._temperature()
+        return {
+            "temperature": round(current, 2),
+            "setpoint": None if setpoint is None else round(setpoint, 2),
+            "unit": CELSIUS,
+        }
+
     @tool(read_only=True)
     async def get_temperature(self) -> TemperatureReading:
         """Read the reading chamber's current temperature, and its setpoint (null while the
@@ -464,6 +477,10 @@ class PlateReader(Instrument):
 
     async def _set_temperature(self, celsius: float) -> None:
         """Set the chamber's setpoint (°C, within ``limits.temperature``); returns at once."""
+        raise _no_heater(self.name)
+
+    async def _stop_heating(self) -> None:
+        """Switch the chamber's heater off; returns at once."""
         raise _no_heater(self.name)
 
     async def _temperature(self) -> tuple[float, float | None]:

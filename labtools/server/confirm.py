@@ -30,7 +30,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from labtools.errors import PreconditionFailed, ToolError
 from labtools.result import ToolResult
 from labtools.server.slot import LabSlot
-from labtools.shadow import moves
 
 __all__ = ["FORM", "Confirmation"]
 
@@ -73,16 +72,8 @@ class Confirmation:
         needs: Callable[[str], bool] = getattr(lab, "needs_confirmation", lambda _: False)
         if not needs(name):
             return False
-        try:
-            spec = lab.tool_spec(name)  # type: ignore[attr-defined]
-            spec.bind(arguments)
-        except ToolError:
-            return False
-        shadow = getattr(lab, "shadow", None)
-        if shadow is not None and moves(spec):
-            # a call the twin refuses is refused again when it runs: no one is asked about it
-            return await shadow.refusal(spec, arguments) is None
-        return True
+        # a call refused now is refused again when it runs: no one is asked about it
+        return await lab.preflight(name, arguments) is None  # type: ignore[attr-defined]
 
     async def ask(
         self,

@@ -8,13 +8,14 @@ updates the rollout's state with the episode's end; the reward is the session's
 :meth:`~labtools.session.Session.score` total, its parts are metrics, and the rollout stops
 once the episode ends (a submission, or the budget).
 
-The hidden truth comes from the seed and a secret read from the environment variable the
-config names (``task.tools.secret_env``, ``LABTOOLS_SECRET`` by default): verifiers writes
-configs and task rows to disk in clear, so neither holds it. A taskset draws one when the
-variable is unset, and sets it for the tool servers it launches as subprocesses; set it
-yourself for reproducible worlds, or for tool servers in other runtimes. An agent in a local
-``subprocess`` runtime runs as the same user with the same environment: give a trained agent a
-sandboxed runtime.
+The hidden truth comes from the seed and a secret: the value of the environment variable the
+config names (``secret_env``, ``LABTOOLS_SECRET``) when the taskset loads, else one it draws.
+verifiers writes configs and task rows to disk in clear, so neither holds it: each task hands
+it to its rollout's state (:class:`LabState`, which verifiers never records on a trace), and
+the tool server reads it from there, over verifiers' authenticated state channel. No
+environment variable carries it to a tool server or an agent. An agent in a local
+``subprocess`` runtime still runs as the same user (it could read the host's processes): give a
+trained agent a sandboxed runtime.
 
 Needs verifiers (the ``verifiers`` extra); ``vf-eval labtools_verifiers`` finds this taskset
 through the top-level module of that name.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pydantic import Field
 
@@ -54,6 +55,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise VerifiersUnavailable(f"labtools.session.verifiers needs verifiers ({exc})") from exc
 
 __all__ = [
+    "SECRET_ENV",
     "VERIFIERS_INSTALL_HINT",
     "LabConfig",
     "LabData",
@@ -62,7 +64,6 @@ __all__ = [
     "LabTaskConfig",
     "LabTaskset",
     "LabToolset",
-    "LabToolsetConfig",
     "VerifiersUnavailable",
 ]
 
@@ -79,8 +80,10 @@ class LabData(vf.TaskData):
 
 
 class LabState(vf.State):
-    """The rollout's episode as the trainer sees it, updated after every tool call."""
+    """The rollout's episode as the trainer sees it, updated after every tool call; and the
+    session secret, which the task puts here for the tool server (never on a trace)."""
 
+    secret: str = Field(default="", repr=False)
     calls: int = 0
     terminated: bool = False
     truncated: bool = False
@@ -90,23 +93,18 @@ class LabState(vf.State):
     parts: dict[str, float] = Field(default_factory=dict)
 
 
-class LabToolsetConfig(vf.ToolsetConfig):
-    #: the environment variable holding the session secret (never the secret itself)
-    secret_env: str = SECRET_ENV
-
-
-class LabToolset(vf.Toolset[LabToolsetConfig, LabState]):
+class LabToolset(vf.Toolset[vf.ToolsetConfig, LabState]):
     """A session's tools for one rollout, under their own names (the statements name them)."""
 
-    TOOL_PREFIX = None
+    TOOL_PREFIX: ClassVar[str | None] = None
 
-    def __init__(self, config: LabToolsetConfig) -> None:
+    def __init__(self, config: vf.ToolsetConfig) -> None:
         super().__init__(config)
+        self.row: LabData | None = None
         self.session: Session | None = None
 
     async def setup_task(self, task: LabData) -> None:
-        self.session = Session(task.lab_task, secret=_secret(self.config.secret_env))
-        self.session.reset(task.seed)
+        self.row = task  # the session is built at the first request, with the state's secret
 
     def register(self, mcp: MCPServer) -> None:
         # the catalogue is the session's, so the SDK server's own handlers are replaced
@@ -133,14 +131,18 @@ class LabToolset(vf.Toolset[LabToolsetConfig, LabState]):
 
     def _session(self) -> Session:
         if self.session is None:
-            raise RuntimeError("the tool server has no task: verifiers calls setup_task first")
+            if self.row is None or not self.state.secret:
+                raise RuntimeError("no task or no secret: a LabTask's rollout gives both")
+            self.session = Session(self.row.lab_task, secret=self.state.secret)
+            self.session.reset(self.row.seed)
         return self.session
 
 
 def _record(state: LabState, session: Session) -> None:
+    ended = state.terminated or state.truncated
     state.calls = session.usage.calls
     state.terminated, state.truncated = session.terminated, session.truncated
-    if session.done:
+    if session.done and not ended:  # scored once, when the episode ends
         reward = session.score()
         state.reward = reward.total
         state.parts = {
@@ -154,10 +156,25 @@ def _record(state: LabState, session: Session) -> None:
 
 
 class LabTaskConfig(vf.TaskConfig):
-    tools: LabToolsetConfig = LabToolsetConfig()
+    #: the tool server's (verifiers' own settings: its runtime, colocated, url)
+    tools: vf.ToolsetConfig = vf.ToolsetConfig()
 
 
 class LabTask(vf.Task[LabData, LabState, LabTaskConfig]):
+    """One row, with the taskset's secret (kept off the row, which traces record)."""
+
+    def __init__(
+        self, data: LabData, config: LabTaskConfig | None = None, *, secret: str = ""
+    ) -> None:
+        super().__init__(data, config)
+        self._secret = secret
+
+    async def setup(self, trace: vf.Trace) -> None:
+        """Hand the secret to the rollout's state, from which its tool server reads it."""
+        if not self._secret:
+            raise RuntimeError("a LabTask comes from LabTaskset.load(), which gives its secret")
+        cast(LabState, trace.state).secret = self._secret
+
     @classmethod
     def toolsets(cls, config: LabTaskConfig) -> list[LabToolset]:
         return [LabToolset(config.tools)]
@@ -185,34 +202,31 @@ class LabConfig(vf.TasksetConfig):
     lab_tasks: list[str] = Field(default_factory=list)
     #: the seeds of each task's rows
     seeds: list[int] = Field(default_factory=lambda: list(range(20)))
+    #: the environment variable holding the session secret (never the secret itself)
+    secret_env: str = SECRET_ENV
 
 
 class LabTaskset(vf.Taskset[LabTask, LabConfig]):
     """``lab_tasks`` × ``seeds`` rows, in that order; the prompt is the task's statement for
-    that seed, the system prompt labtools' instructions."""
+    that seed, the system prompt labtools' instructions. The secret is read (or drawn) once,
+    when the taskset is made, so its rows and their rollouts agree."""
+
+    def __init__(self, config: LabConfig) -> None:
+        super().__init__(config)
+        self._secret = os.environ.get(config.secret_env) or secrets.token_hex(16)
 
     def load(self) -> Iterator[LabTask]:
-        env = self.config.task.tools.secret_env
-        os.environ.setdefault(env, secrets.token_hex(16))
         for lab_task in self.config.lab_tasks or task_ids():
-            with Session(lab_task, secret=_secret(env)) as session:
+            with Session(lab_task, secret=self._secret) as session:
                 for seed in self.config.seeds:
-                    statement = session.reset(seed)["task"]
                     data = LabData(
                         name=f"{lab_task}#{seed}",
-                        prompt=statement,
+                        prompt=session.reset(seed)["task"],
                         system_prompt=INSTRUCTIONS,
                         lab_task=lab_task,
                         seed=seed,
                     )
-                    yield LabTask(data, self.config.task)
-
-
-def _secret(env: str) -> str:
-    secret = os.environ.get(env)
-    if not secret:
-        raise RuntimeError(f"no session secret: set the environment variable {env}")
-    return secret
+                    yield LabTask(data, self.config.task, secret=self._secret)
 
 
 if __name__ == "__main__":  # verifiers starts each rollout's tool server this way

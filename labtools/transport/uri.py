@@ -77,11 +77,11 @@ def _visa(resource: str, timeout: float, options: dict[str, Any]) -> Transport:
 def make_transport(spec: Transport | str | Mapping[str, Any], *, timeout: float = 1.0) -> Transport:
     """A transport from an object (returned as is), a URI, or a mapping
     ``{"uri": …, "timeout": …, <adapter options>}`` as found in a lab configuration."""
-    check_transport(spec)
     if isinstance(spec, Transport):
         return spec
     if isinstance(spec, str):
         return open_transport(spec, timeout=timeout)
+    check_transport(spec)  # a mapping with a 'uri'
     options = dict(spec)
     uri = options.pop("uri")
     return open_transport(uri, timeout=options.pop("timeout", timeout), **options)

@@ -117,8 +117,8 @@ class Absorptivity:
     def alpha(
         self, contents: WellContents, nm: np.ndarray, celsius: float = LIBRARY_C
     ) -> np.ndarray:
-        """Absorption coefficient Σ ε c (cm⁻¹) per well and wavelength, water included, its
-        band at ``celsius`` (the plate's temperature)."""
+        """Absorption coefficient Σ ε c (cm⁻¹) per well and wavelength, water included, at
+        ``celsius`` (the plate's temperature: a species with a temperature table follows it)."""
         water = self._library["water"]
         strength = (water.concentration_molar or 0.0) * water.temperature_factor(celsius)
         solvent = self.form("water", "default", nm) * strength
@@ -126,7 +126,9 @@ class Absorptivity:
         total = filled[:, None] * solvent[None, :]
         molar = contents.molar
         for column, key in enumerate(contents.species):
-            if not self._library[key].forms:
+            species = self._library[key]
+            if not species.forms:
                 continue
-            total = total + molar[:, column, None] * self.species(key, nm, contents.ph)
+            eps = self.species(key, nm, contents.ph) * species.temperature_factor(celsius)
+            total = total + molar[:, column, None] * eps
         return total

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from labtools.simulators.world.kinetics_temperature import REFERENCE_C
+
 __all__ = [
     "LIBRARY_C",
     "Band",
@@ -28,8 +30,8 @@ __all__ = [
 ]
 
 _LN2x4 = 4.0 * math.log(2.0)
-#: the temperature (°C) the library's absorptivities hold at
-LIBRARY_C = 25.0
+#: the temperature (°C) the library's absorptivities hold at: the kinetic constants' (the room's)
+LIBRARY_C = REFERENCE_C
 
 
 @dataclass(frozen=True)

@@ -139,3 +139,17 @@ class NotSupported(ToolError):
     """The instrument cannot do this (e.g. fluorescence on an absorbance-only reader)."""
 
     code = "not_supported"
+
+
+class MissingExtra(ImportError):
+    """An optional package is not installed (not a tool error: the program's, not the call's);
+    ``hint`` is the install command of the extra that brings it."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        self.hint = install_hint(extra)
+        super().__init__(f"{message}: {self.hint}")
+
+
+def install_hint(extra: str) -> str:
+    """``pip install "labtools-sdk[<extra>]"``."""
+    return f'pip install "labtools-sdk[{extra}]"'

@@ -22,7 +22,7 @@ from typing import Any
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import Flag, FramingError, OBPMessage, decode
 from labtools.drivers.usb import LIBUSB_HINT, no_libusb
-from labtools.errors import InstrumentError, NotSupported, Timeout, ToolError
+from labtools.errors import InstrumentError, NotSupported, Timeout, ToolError, install_hint
 
 __all__ = [
     "INSTALL_HINT",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 SCHEME = "seabreeze://"
-INSTALL_HINT = 'pip install "labtools-sdk[ocean]" (python-seabreeze and pyusb)'
+INSTALL_HINT = install_hint("ocean") + " (python-seabreeze and pyusb)"
 #: seabreeze's model names for each model of :data:`labtools.drivers.ocean.models.MODELS`
 #: (seabreeze reports a Flame-S as FLAMES when its FPGA firmware is 3 or later, else USB2000PLUS)
 SEABREEZE_MODELS: dict[str, tuple[str, ...]] = {

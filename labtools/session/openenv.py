@@ -15,18 +15,15 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from labtools.errors import MissingExtra, install_hint
 from labtools.result import ToolResult
 from labtools.session.session import Secret, Session
 
-OPENENV_INSTALL_HINT = 'pip install "labtools-sdk[openenv]"'
+OPENENV_INSTALL_HINT = install_hint("openenv")
 
 
-class OpenEnvUnavailable(ImportError):
+class OpenEnvUnavailable(MissingExtra):
     """OpenEnv is not installed; ``hint`` says what to install."""
-
-    def __init__(self, message: str, *, hint: str = OPENENV_INSTALL_HINT) -> None:
-        super().__init__(f"{message}: {hint}")
-        self.hint = hint
 
 
 try:
@@ -42,7 +39,9 @@ try:
         create_fastapi_app,
     )
 except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise OpenEnvUnavailable(f"labtools.session.openenv needs OpenEnv ({exc})") from exc
+    raise OpenEnvUnavailable(
+        f"labtools.session.openenv needs OpenEnv ({exc})", extra="openenv"
+    ) from exc
 
 __all__ = [
     "OPENENV_INSTALL_HINT",

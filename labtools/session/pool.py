@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Protocol, TypeVar
 
+from labtools.errors import MissingExtra, install_hint
 from labtools.session.agents import AGENTS
 from labtools.session.evaluate import (
     EVALUATION_SECRET,
@@ -60,17 +61,13 @@ __all__ = [
 ]
 
 BACKENDS = ("local", "ray")
-RAY_INSTALL_HINT = 'pip install "labtools-sdk[ray]"'
+RAY_INSTALL_HINT = install_hint("ray")
 #: a local Ray instance's object store: results are small (the default is ~30 % of RAM)
 RAY_OBJECT_STORE = 100 * 1024**2
 
 
-class BackendUnavailable(ImportError):
+class BackendUnavailable(MissingExtra):
     """A backend's package is not installed; ``hint`` says what to install."""
-
-    def __init__(self, message: str, *, hint: str) -> None:
-        super().__init__(f"{message}: {hint}")
-        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -227,9 +224,7 @@ def import_ray() -> Any:
     try:
         return importlib.import_module("ray")
     except ImportError as exc:
-        raise BackendUnavailable(
-            f"the Ray backend needs Ray ({exc})", hint=RAY_INSTALL_HINT
-        ) from exc
+        raise BackendUnavailable(f"the Ray backend needs Ray ({exc})", extra="ray") from exc
 
 
 class RayBackend:

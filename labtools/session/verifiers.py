@@ -30,21 +30,18 @@ from typing import Any, ClassVar, cast
 
 from pydantic import Field
 
+from labtools.errors import MissingExtra, install_hint
 from labtools.providers.calls import result_json
 from labtools.server.app import mcp_tool
 from labtools.session.registry import task_ids
 from labtools.session.rollout import INSTRUCTIONS
 from labtools.session.session import Session
 
-VERIFIERS_INSTALL_HINT = 'pip install "labtools-sdk[verifiers]"'
+VERIFIERS_INSTALL_HINT = install_hint("verifiers")
 
 
-class VerifiersUnavailable(ImportError):
+class VerifiersUnavailable(MissingExtra):
     """verifiers is not installed; ``hint`` says what to install."""
-
-    def __init__(self, message: str, *, hint: str = VERIFIERS_INSTALL_HINT) -> None:
-        super().__init__(f"{message}: {hint}")
-        self.hint = hint
 
 
 try:
@@ -52,7 +49,9 @@ try:
     import verifiers.v1 as vf
     from mcp.server.mcpserver import Context, MCPServer
 except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise VerifiersUnavailable(f"labtools.session.verifiers needs verifiers ({exc})") from exc
+    raise VerifiersUnavailable(
+        f"labtools.session.verifiers needs verifiers ({exc})", extra="verifiers"
+    ) from exc
 
 __all__ = [
     "SECRET_ENV",

@@ -6,7 +6,7 @@ from abc import ABC
 from collections import OrderedDict
 from typing import Any, ClassVar
 
-from labtools.errors import NotSupported, UnknownResource
+from labtools.errors import NotSupported, UnknownResource, brief
 from labtools.tool import ToolDecl
 
 __all__ = ["DataSnapshot", "DataStore", "Instrument"]
@@ -35,12 +35,16 @@ class DataStore:
             self._items.popitem(last=False)
         return handle
 
-    def get(self, handle: str) -> dict[str, Any]:
+    def get(self, handle: str, *, field: str | None = None) -> dict[str, Any]:
+        """The payload behind ``handle``; ``UnknownResource`` (naming ``field``, the argument
+        that gave it) for a handle not kept."""
         try:
             return self._items[handle]
         except KeyError:
             raise UnknownResource(
-                f"no data {handle!r}", hint=f"kept: {', '.join(self._items) or 'none'}"
+                f"no data {brief(handle)}",
+                field=field,
+                hint=f"kept: {', '.join(self._items) or 'none'}",
             ) from None
 
     def handles(self) -> list[str]:

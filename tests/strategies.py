@@ -261,4 +261,5 @@ VIRTUAL_LAB_TOOLS = [
     "spec_acquire_reference",
     "spec_acquire_spectrum",
     "spec_measure_absorbance",
+    "spec_get_data",
 ]

@@ -85,6 +85,9 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
         ]
         for name, arguments in extra:
             assert lab.call(name, arguments).ok, name
+        newest = lab.instruments["spec"].data.handles()[-1]
+        window = {"start": {"value": 500, "unit": NM}, "stop": {"value": 520, "unit": NM}}
+        assert lab.call("spec_get_data", {"data": newest, **window}).ok
         events = lab.journal.events()
         seen = set()
         for event in events:

@@ -129,3 +129,61 @@ def test_python_callers_get_units_too(lab_and_world: tuple[Lab, World]) -> None:
     counts = lab.spec.acquire_spectrum(scans=2)
     assert counts["full_scale"] == 65535.0
     assert len(lab.data(counts["data"])["counts"]) == 2048
+
+
+def _nm(value: float) -> dict[str, object]:
+    return {"value": value, "unit": "nanometer"}
+
+
+def test_get_data_gives_every_pixel_of_a_window(lab_and_world: tuple[Lab, World]) -> None:
+    """A tool, so agents without MCP resources read the full resolution too: the stored
+    pixels between start and stop, as Lab.data (and labtools://data) holds them."""
+    lab, world = lab_and_world
+    assert lab.call("spec_set_integration_time", {"time": {"value": 100, "unit": MS}}).ok
+    assert lab.call("spec_acquire_dark", {"scans": 3}).ok
+    assert lab.call("spec_acquire_reference", {"scans": 3}).ok  # the blank
+    world.fill("cuvette", Mixture.solution(3000, {"tartrazine": 30e-6}))
+    measured = lab.call("spec_measure_absorbance", {"scans": 3})
+    assert measured.ok, measured.error
+    handle = measured.data["data"]
+    full = lab.data(handle)
+    got = lab.call("spec_get_data", {"data": handle, "start": _nm(420), "stop": _nm(440)})
+    assert got.ok, got.error
+    inside = [i for i, w in enumerate(full["wavelengths_nm"]) if 420 <= w <= 440]
+    assert len(inside) > 40  # ~0.37 nm pixels: far finer than the 10 nm compact form
+    assert got.data["values"] == [full["absorbance"][i] for i in inside]
+    assert got.data["wavelengths"] == [round(full["wavelengths_nm"][i], 3) for i in inside]
+    assert got.data["kind"] == "absorbance" and got.data["unit"] == "absorbance"
+    # a window in micrometres is converted; a count spectrum gives counts
+    counts = lab.call("spec_acquire_spectrum", {"scans": 1}).data["data"]
+    window = {"start": {"value": 0.5, "unit": "micrometer"}, "stop": _nm(505)}
+    raw = lab.call("spec_get_data", {"data": counts, **window})
+    assert raw.ok and raw.data["kind"] == "counts" and raw.data["wavelengths"][0] >= 500.0
+
+
+@pytest.mark.parametrize(
+    "arguments, code, field",
+    [
+        ({"data": "spec/999", "start": _nm(400), "stop": _nm(410)}, "unknown_resource", "/data"),
+        ({"data": "LAST", "start": _nm(410), "stop": _nm(400)}, "out_of_range", "/stop"),
+        ({"data": "LAST", "start": _nm(200), "stop": _nm(900)}, "out_of_range", "/stop"),
+        ({"data": "LAST", "start": _nm(950), "stop": _nm(990)}, "out_of_range", "/start"),
+        (
+            {"data": "LAST", "start": {"value": 1, "unit": "second"}, "stop": _nm(420)},
+            "unit_error",
+            "/start/unit",
+        ),
+    ],
+)
+def test_get_data_refusals_say_what_would_do(
+    lab_and_world: tuple[Lab, World], arguments: dict[str, object], code: str, field: str
+) -> None:
+    lab, _ = lab_and_world
+    assert lab.call("spec_set_integration_time", {"time": {"value": 100, "unit": MS}}).ok
+    handle = lab.call("spec_acquire_spectrum", {"scans": 1}).data["data"]
+    if arguments["data"] == "LAST":
+        arguments = {**arguments, "data": handle}
+    refused = lab.call("spec_get_data", arguments)
+    assert not refused.ok
+    assert (refused.error["code"], refused.error["field"]) == (code, field)
+    assert refused.error["hint"]

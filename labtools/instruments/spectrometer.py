@@ -16,12 +16,12 @@ from typing import Annotated, Any
 import numpy as np
 from typing_extensions import TypedDict
 
-from labtools.errors import PreconditionFailed
+from labtools.errors import OutOfRange, PreconditionFailed
 from labtools.instrument import DataSnapshot, Instrument
 from labtools.instruments.absorbance import Reason, analyse
 from labtools.progress import report_progress
 from labtools.tool import Arg, tool
-from labtools.units import Duration, QuantityJSON, Range, magnitude, qty
+from labtools.units import Duration, QuantityJSON, Range, Wavelength, magnitude, qty
 
 __all__ = [
     "AbsorbanceSpectrumResult",
@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 NM = "nanometer"
+#: pixels a get_data call returns at most: a result a model reads whole
+MAX_PIXELS = 600
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class SpectrometerLimits:
 
     integration_time: Range = Range(1, 65_000, "millisecond")
     scans: Range = Range(1, 100)
+    #: windows of kept spectra (get_data): the span UV–NIR CCD spectrometers' gratings cover
+    #: (Ocean's Flame and STS families: about 180–1100 nm); a device's own pixels decide what
+    #: a window holds
+    wavelengths: Range = Range(150, 1200, "nanometer")
     #: spacing of the inline (compact) spectrum in results; full data stays behind the handle
     compact_step_nm: float = 10.0
     #: pixels within this fraction of full scale in the sample or reference count as saturated
@@ -89,6 +95,17 @@ class AbsorbanceSpectrumResult(TypedDict):
     masked: list[MaskedRange]
     saturated_pixels: int
     data: str
+
+
+class SpectrumData(TypedDict):
+    """The full-resolution values behind a handle, over a wavelength window."""
+
+    data: str
+    kind: str
+    wavelengths: list[float]
+    wavelength_unit: str
+    values: list[float | None]
+    unit: str
 
 
 _SCANS = "Number of scans to average; noise falls as 1/sqrt(scans)."
@@ -225,6 +242,51 @@ class Spectrometer(Instrument):
             "masked": masked,
             "saturated_pixels": result.saturated_pixels,
             "data": handle,
+        }
+
+    @tool(read_only=True)
+    async def get_data(
+        self,
+        data: Annotated[str, Arg("A handle a spectrum result gave in its 'data', e.g. 'spec/3'.")],
+        start: Annotated[Wavelength, Arg("First wavelength of the window.", within="wavelengths")],
+        stop: Annotated[Wavelength, Arg("Last wavelength of the window.", within="wavelengths")],
+    ) -> SpectrumData:
+        """Every pixel of a kept spectrum between two wavelengths, at the detector's full
+        resolution (results give a compact form; the handle keeps the rest): counts, or
+        absorbance (null where it cannot be measured). At most 600 pixels a call; the newest
+        64 spectra are kept."""
+        stored = self.data.get(data, field="/data")
+        low, high = magnitude(start, NM), magnitude(stop, NM)
+        if not low < high:
+            raise OutOfRange(
+                "the window must start below where it stops",
+                field="/stop",
+                hint=f"give a stop above {low:g} nm",
+            )
+        nm = stored["wavelengths_nm"]
+        kind = stored["kind"]
+        chosen = [i for i, w in enumerate(nm) if low <= w <= high]
+        if not chosen:
+            raise OutOfRange(
+                f"{data} has no pixel within {low:g}-{high:g} nm",
+                field="/start",
+                hint=f"its pixels run {nm[0]:.2f}-{nm[-1]:.2f} nm",
+            )
+        if len(chosen) > MAX_PIXELS:
+            span = (nm[-1] - nm[0]) / (len(nm) - 1) * MAX_PIXELS
+            raise OutOfRange(
+                f"{len(chosen)} pixels lie within {low:g}-{high:g} nm, more than {MAX_PIXELS}",
+                field="/stop",
+                hint=f"ask for at most about {span:.0f} nm at a time",
+            )
+        values = stored["counts" if kind == "counts" else "absorbance"]
+        return {
+            "data": data,
+            "kind": kind,
+            "wavelengths": [round(nm[i], 3) for i in chosen],
+            "wavelength_unit": NM,
+            "values": [values[i] for i in chosen],
+            "unit": "counts" if kind == "counts" else "absorbance",
         }
 
     # -- helpers -------------------------------------------------------------------------------

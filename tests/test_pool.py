@@ -131,3 +131,28 @@ def test_ray_actors_equal_the_one_process_run_for_50_seeds_of_two_tasks(ray_inst
     # an actor builds a session for a task the first time it gets one, then only rewinds it
     assert len(built) == 2 and all(1 <= n <= len(WIDE_TASKS) for n in built)
     assert sum(r.reward.success for r in results) >= 90  # the experts did succeed
+
+
+def test_more_local_workers_than_cores_is_warned(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A local Ray instance with more one-CPU workers than cores: said once, in the log."""
+    from types import SimpleNamespace
+
+    started: dict[str, object] = {}
+    actor = SimpleNamespace(remote=lambda keep: object())
+    fake = SimpleNamespace(
+        is_initialized=lambda: False,
+        init=lambda **options: started.update(options),
+        remote=lambda **options: lambda cls: actor,
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.util", SimpleNamespace(ActorPool=lambda actors: None))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with caplog.at_level("WARNING", logger="labtools.session.pool"):
+        RayBackend(8)
+    assert "8 Ray workers on 2 cores" in caplog.text and started["num_cpus"] == 8
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="labtools.session.pool"):
+        RayBackend(2)
+    assert caplog.text == ""

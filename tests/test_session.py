@@ -101,6 +101,13 @@ def test_an_episode_journal_replays_exactly(tmp_path) -> None:
             lines[i] = json.dumps(event)
     tampered.write_text("\n".join(lines) + "\n")
     assert not replay(tampered, secret="replayed").identical
+    # the command line: identical (0), a difference (1), a refusal said in one line (2)
+    from labtools.cli import main
+
+    assert main(["replay", str(path), "--secret", "replayed"]) == 0
+    assert main(["replay", str(tampered), "--secret", "replayed"]) == 1
+    assert main(["replay", str(path), "--secret", "guessed"]) == 2
+    assert main(["replay", str(tmp_path / "none.jsonl"), "--secret", "replayed"]) == 2
 
 
 def test_gymnasium_adapter_passes_the_env_checker() -> None:
@@ -205,6 +212,28 @@ def test_rollout_with_a_provider_sdk_against_a_scripted_endpoint() -> None:
     assert prompt.startswith("The container reservoir:A10")
 
 
+def test_an_openai_rollout_can_use_chat_completions() -> None:
+    """The provider loop's own options pass through rollout: api="chat" talks Chat
+    Completions to an endpoint that has no Responses API."""
+    import openai
+    from scripted_endpoint import ChatAgent
+
+    from labtools.session.rollout import rollout
+
+    zero = {"value": 0, "unit": "micromolar"}
+    dyes = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
+    calls = [
+        ("lh_get_deck", {}),
+        ("submit_dye_quantification", {"concentrations": dict.fromkeys(dyes, zero)}),
+    ]
+    with ChatAgent(calls) as endpoint, Session(TASK, secret="test-session") as session:
+        client = openai.OpenAI(base_url=f"{endpoint.url}/v1", api_key="x", max_retries=0)
+        run, reward = rollout(client, "m", session, seed=9, provider="openai", api="chat")
+    assert run.stopped == "ended" and session.terminated and reward.total == 0.0
+    assert {r["path"] for r in endpoint.requests} == {"/v1/chat/completions"}
+    assert len(endpoint.requests) == 2
+
+
 def test_eval_cli_prints_one_json_object_per_task() -> None:
     import subprocess
     import sys
@@ -229,7 +258,17 @@ def test_eval_cli_prints_one_json_object_per_task() -> None:
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost"}
+    assert set(report) == {
+        "task",
+        "agent",
+        "seeds",
+        "mean_reward",
+        "mean_normalized",
+        "mean_raw",
+        "k",
+        "pass_k",
+        "mean_cost",
+    }  # what the text line prints
     assert report["seeds"] == 3 and report["mean_reward"] <= 0.2
     listed = subprocess.run(
         [sys.executable, "-m", "labtools", "eval", "--list"],

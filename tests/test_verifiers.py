@@ -47,9 +47,19 @@ def _taskset(**config: Any) -> Any:
     return vf.load_taskset(vf.taskset_config_type("labtools_verifiers").model_validate(data))
 
 
+@pytest.fixture(autouse=True)
+def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test as a new process: no secret read yet."""
+    monkeypatch.setattr("labtools.session.verifiers._SECRETS", {})
+
+
 def test_the_taskset_rows_are_typed_and_hold_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SECRET_ENV, SECRET)
     tasks = list(_taskset(lab_tasks=[TASK, "standard_curve"], seeds=[3, 4]))
+    # the secret left the environment when the taskset read it: nothing started later
+    # (a tool server, an agent's shell) inherits it; a second taskset has the same one
+    assert SECRET_ENV not in os.environ and tasks[0]._secret == SECRET
+    assert _taskset(lab_tasks=[TASK], seeds=[3])._secret == SECRET
     assert [(t.data.lab_task, t.data.seed) for t in tasks] == [
         (TASK, 3),
         (TASK, 4),
@@ -64,16 +74,14 @@ def test_the_taskset_rows_are_typed_and_hold_no_secret(monkeypatch: pytest.Monke
     assert SECRET not in wire and SECRET not in tasks[0].config.model_dump_json()
 
 
-def test_without_a_secret_the_taskset_draws_one_and_sets_no_variable(
+def test_without_a_secret_a_process_draws_one_and_sets_no_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
-    first, again = (
-        list(_taskset(lab_tasks=[TASK], seeds=[0])),
-        list(_taskset(lab_tasks=[TASK], seeds=[0])),
-    )
+    first = list(_taskset(lab_tasks=[TASK], seeds=[0]))
+    again = list(_taskset(lab_tasks=[TASK], seeds=[0]))
     assert SECRET_ENV not in os.environ
-    assert len(first[0]._secret) == 32 and first[0]._secret != again[0]._secret
+    assert len(first[0]._secret) == 32 and first[0]._secret == again[0]._secret
     assert first[0]._secret not in first[0].data.model_dump_json()
 
 
@@ -121,6 +129,7 @@ def test_verifiers_runs_the_expert_to_the_sessions_reward(hermetic: Path) -> Non
             },
         )
         episodes = asyncio.run(run_eval(config))
+    assert SECRET_ENV not in os.environ  # taken before any tool server or agent started
     [trace] = [trace for episode in episodes for trace in episode.traces]
 
     assert trace.stop_condition == "episode_ended", trace

@@ -148,7 +148,17 @@ def _one_agent(task: str, agent: str, reports: dict[str, EvalReport | None], as_
         return
     if as_json:
         out = report.as_dict()
-        keys = ("task", "agent", "seeds", "mean_reward", "pass_k", "mean_cost")
+        keys = (
+            "task",
+            "agent",
+            "seeds",
+            "mean_reward",
+            "mean_normalized",
+            "mean_raw",
+            "k",
+            "pass_k",
+            "mean_cost",
+        )
         print(json.dumps({key: out[key] for key in keys}))
         return
     cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
@@ -197,7 +207,11 @@ def _table(
 def _replay(args: argparse.Namespace) -> int:
     from labtools.session.replay import replay
 
-    report = replay(args.journal, secret=args.secret)
+    try:
+        report = replay(args.journal, secret=args.secret)
+    except (OSError, ValueError) as exc:  # no such file, not a journal, another secret
+        print(f"labtools replay: {exc}", file=sys.stderr)
+        return 2
     if report.identical:
         print(f"identical: {report.task} seed {report.seed}, {report.calls} calls and the reward")
         return 0

@@ -16,8 +16,10 @@ order the episodes were given.
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 import multiprocessing
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +42,7 @@ from labtools.session.reward import Reward
 from labtools.session.session import Session
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 __all__ = [
     "BACKENDS",
@@ -256,6 +259,15 @@ class RayBackend:
         self._owns = not ray.is_initialized()
         if self._owns:
             if address is None:
+                cores = os.cpu_count() or 1
+                if workers * num_cpus > cores:
+                    log.warning(
+                        "%d Ray workers on %d cores: they take turns, so runs go no faster "
+                        "than with %d",
+                        workers,
+                        cores,
+                        max(1, int(cores // num_cpus)),
+                    )
                 init = {
                     "num_cpus": math.ceil(workers * num_cpus),
                     "include_dashboard": False,

@@ -26,15 +26,20 @@ def rollout(
     seed: int,
     provider: str = "anthropic",
     max_turns: int | None = None,
+    **loop: Any,
 ) -> tuple[AgentRun, Reward]:
     """Reset ``session`` to ``seed``, let ``model`` work on the task through ``provider``'s loop
     (``"openai"``, ``"anthropic"`` or ``"gemini"``; ``client`` is that SDK's client), and
     return the run and the reward. ``max_turns``: model turns allowed; by default the task's
-    call budget (each turn makes at least one call, so the budget ends the episode first)."""
-    loop = importlib.import_module(f"labtools.providers.{provider}")
+    call budget (each turn makes at least one call, so the budget ends the episode first).
+    ``loop``: the provider loop's own options (OpenAI's ``api="chat"`` for Chat Completions
+    instead of Responses, ``max_tokens`` …)."""
+    provider_loop = importlib.import_module(f"labtools.providers.{provider}")
     observation = session.reset(seed)
     if max_turns is None:
         max_turns = session.task.budget.calls
     extra = {"instructions": INSTRUCTIONS} if provider == "openai" else {"system": INSTRUCTIONS}
-    run = loop.run_agent(client, model, session, observation["task"], max_turns, **extra)
+    run = provider_loop.run_agent(
+        client, model, session, observation["task"], max_turns, **extra, **loop
+    )
     return run, session.score()

@@ -9,11 +9,12 @@ updates the rollout's state with the episode's end; the reward is the session's
 once the episode ends (a submission, or the budget).
 
 The hidden truth comes from the seed and a secret: the value of the environment variable the
-config names (``secret_env``, ``LABTOOLS_SECRET``) when the taskset loads, else one it draws.
-verifiers writes configs and task rows to disk in clear, so neither holds it: each task hands
-it to its rollout's state (:class:`LabState`, which verifiers never records on a trace), and
-the tool server reads it from there, over verifiers' authenticated state channel. No
-environment variable carries it to a tool server or an agent. An agent in a local
+config names (``secret_env``, ``LABTOOLS_SECRET``), which the first taskset made in a process
+takes out of the environment (:func:`process_secret`), else one drawn then. verifiers writes
+configs and task rows to disk in clear, so neither holds it: each task hands it to its
+rollout's state (:class:`LabState`, which verifiers never records on a trace), and the tool
+server reads it from there, over verifiers' authenticated state channel. No environment
+variable carries it to a tool server or an agent. An agent in a local
 ``subprocess`` runtime still runs as the same user (it could read the host's processes): give a
 trained agent a sandboxed runtime.
 
@@ -64,6 +65,7 @@ __all__ = [
     "LabTaskset",
     "LabToolset",
     "VerifiersUnavailable",
+    "process_secret",
 ]
 
 #: the environment variable the secret is read from, unless the config names another
@@ -207,12 +209,12 @@ class LabConfig(vf.TasksetConfig):
 
 class LabTaskset(vf.Taskset[LabTask, LabConfig]):
     """``lab_tasks`` × ``seeds`` rows, in that order; the prompt is the task's statement for
-    that seed, the system prompt labtools' instructions. The secret is read (or drawn) once,
-    when the taskset is made, so its rows and their rollouts agree."""
+    that seed, the system prompt labtools' instructions. The secret is this process's
+    (:func:`process_secret`), so its rows and their rollouts agree."""
 
     def __init__(self, config: LabConfig) -> None:
         super().__init__(config)
-        self._secret = os.environ.get(config.secret_env) or secrets.token_hex(16)
+        self._secret = process_secret(config.secret_env)
 
     def load(self) -> Iterator[LabTask]:
         for lab_task in self.config.lab_tasks or task_ids():
@@ -226,6 +228,19 @@ class LabTaskset(vf.Taskset[LabTask, LabConfig]):
                         seed=seed,
                     )
                     yield LabTask(data, self.config.task, secret=self._secret)
+
+
+#: the secret of each variable name, once this process has read (or drawn) it
+_SECRETS: dict[str, str] = {}
+
+
+def process_secret(env: str) -> str:
+    """This process's secret: the value of ``env``, taken out of the environment when first
+    read (so no tool server or agent this process starts inherits it), else one drawn then;
+    the same for every later call."""
+    if env not in _SECRETS:
+        _SECRETS[env] = os.environ.pop(env, "") or secrets.token_hex(16)
+    return _SECRETS[env]
 
 
 if __name__ == "__main__":  # verifiers starts each rollout's tool server this way

@@ -409,17 +409,15 @@ class PlateReader(Instrument):
         the room over minutes (nothing cools them faster). To hold a lower temperature
         instead, set it."""
         await self._stop_heating()
-        current, setpoint = await self._temperature()
-        return {
-            "temperature": round(current, 2),
-            "setpoint": None if setpoint is None else round(setpoint, 2),
-            "unit": CELSIUS,
-        }
+        return await self._reading()
 
     @tool(read_only=True)
     async def get_temperature(self) -> TemperatureReading:
         """Read the reading chamber's current temperature, and its setpoint (null while the
         heater is off or the setpoint is unknown)."""
+        return await self._reading()
+
+    async def _reading(self) -> TemperatureReading:
         current, setpoint = await self._temperature()
         return {
             "temperature": round(current, 2),

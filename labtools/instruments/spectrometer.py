@@ -264,7 +264,7 @@ class Spectrometer(Instrument):
                 hint=f"give a stop above {low:g} nm",
             )
         nm = stored["wavelengths_nm"]
-        kind = stored["kind"]
+        kind = stored["kind"]  # "counts" or "absorbance": also the values' key and unit
         chosen = [i for i, w in enumerate(nm) if low <= w <= high]
         if not chosen:
             raise OutOfRange(
@@ -279,14 +279,14 @@ class Spectrometer(Instrument):
                 field="/stop",
                 hint=f"ask for at most about {span:.0f} nm at a time",
             )
-        values = stored["counts" if kind == "counts" else "absorbance"]
+        values = stored[kind]
         return {
             "data": data,
             "kind": kind,
             "wavelengths": [round(nm[i], 3) for i in chosen],
             "wavelength_unit": NM,
             "values": [values[i] for i in chosen],
-            "unit": "counts" if kind == "counts" else "absorbance",
+            "unit": kind,
         }
 
     # -- helpers -------------------------------------------------------------------------------

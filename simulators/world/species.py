@@ -124,8 +124,8 @@ class Batch:
 @dataclass(frozen=True)
 class Temperature:
     """A species' absorptivity against temperature: ``relative`` (ε over ε at
-    :data:`LIBRARY_C`) at each
-    of ``celsius`` (ascending), interpolated linearly and extended along the end segments."""
+    :data:`LIBRARY_C`) at each of ``celsius`` (ascending), interpolated linearly and extended
+    along the end segments."""
 
     celsius: tuple[float, ...]
     relative: tuple[float, ...]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bench.timing import interleaved_best_us, median_us, restore_sigint, row
+from bench.timing import few, interleaved_best_us, median_us, restore_sigint, row
 from labtools import Lab
 from labtools.instruments import LiquidHandler, LiquidHandlerLimits, TipType
 from labtools.units import Quantity, Range, qty, ureg
@@ -142,7 +142,7 @@ def _virtual_lab_rates() -> None:
     print(row("lh_get_deck", read, note=f"{1e6 / read:,.0f} calls/s"))
 
 
-def _import_ms(module: str, runs: int = 5) -> float:
+def _import_ms(module: str, runs: int) -> float:
     code = f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"
     times = [
         float(
@@ -156,9 +156,10 @@ def _import_ms(module: str, runs: int = 5) -> float:
 
 
 def _imports() -> None:
-    print("cold imports (median of 5 fresh interpreters)")
+    runs = few(5, 1)
+    print(f"cold imports (median of {runs} fresh interpreter{'s' if runs > 1 else ''})")
     for module in ("labtools", "labtools.lab", "pylabrobot.liquid_handling", "pint"):
-        print(row(f"import {module}", _import_ms(module), "ms"))
+        print(row(f"import {module}", _import_ms(module, runs), "ms"))
 
 
 if __name__ == "__main__":

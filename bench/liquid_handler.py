@@ -5,7 +5,10 @@ All three run PLR's front end with tip and volume tracking on, one channel, 100 
 from and dispensing back into the same well (so volumes stay put), in one event loop, in this
 run. Goal: adapter + physics pair ≤ 1.2× the chatterbox pair. Also each tool through
 ``lab.call`` on the virtual deck (mean and max; goal: every tool, ``lh_move_plate`` included,
-≤ 2 ms) and the cost of the virtual deck.
+≤ 2 ms), the cost of the virtual deck, and ``lh_transfer`` batches: a refused batch (its last
+transfer overdraws a well) of 192 and of 1,536 transfers beside a valid 192-transfer batch that
+runs (goals: refusal linear in the batch, 1,536 / 192 ≈ 8, and the refused 1,536 within twice
+the valid 192).
 
 Run: ``python -m bench.liquid_handler``.
 """
@@ -16,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import io
+import math
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -214,6 +218,64 @@ def _tool_ms(rounds: int = 20) -> dict[str, tuple[float, float]]:
     return {tool: (statistics.fmean(ts), max(ts)) for tool, ts in times.items()}
 
 
+#: the batch's wells: plate_384 column by column, filled from two troughs
+_WELLS_384 = [f"plate_384:{'ABCDEFGHIJKLMNOP'[i % 16]}{1 + i // 16}" for i in range(384)]
+
+
+def _batch(size: int, *, refused: bool) -> dict[str, Any]:
+    """``size`` transfers of 10 µL, troughs into plate_384, tips reused; a refused batch's last
+    transfer draws 200 µL from a well the batch fills with far less."""
+    ten = {"value": 10.0, "unit": "microliter"}
+    transfers: list[dict[str, Any]] = [
+        {"source": f"reservoir:A{1 + i % 2}", "destination": _WELLS_384[i % 384], "volume": ten}
+        for i in range(size)
+    ]
+    if refused:
+        transfers[-1] = {
+            "source": _WELLS_384[7],
+            "destination": "plate_1:A1",
+            "volume": {"value": 200.0, "unit": "microliter"},
+        }
+    return {
+        "transfers": transfers,
+        "tip_rack": "tips_50ul",
+        "tips": "reuse",
+        "channels": [],
+        "mix_cycles": 0,
+        "mix_volume": ten,
+    }
+
+
+def _batch_ms(rounds: int = 5) -> dict[str, float]:
+    """Best-of-``rounds`` ms of ``lh_transfer`` through ``lab.call``: refused batches of 192
+    and 1,536 (on one lab: a refusal changes nothing) and a valid 192 (a fresh lab per round),
+    the rounds interleaved."""
+    best = {"refused_192": math.inf, "refused_1536": math.inf, "valid_192": math.inf}
+    calls = {
+        "refused_192": _batch(192, refused=True),
+        "refused_1536": _batch(1536, refused=True),
+        "valid_192": _batch(192, refused=False),
+    }
+    with Lab.virtual(0) as refusing:
+        for _ in range(rounds):
+            for name, args in calls.items():
+                if name == "valid_192":
+                    with Lab.virtual(0) as lab:
+                        best[name] = min(best[name], _timed_call(lab, args, ok=True))
+                else:
+                    best[name] = min(best[name], _timed_call(refusing, args, ok=False))
+    return best
+
+
+def _timed_call(lab: Lab, args: dict[str, Any], *, ok: bool) -> float:
+    start = time.perf_counter()
+    result = lab.call("lh_transfer", args)
+    elapsed = (time.perf_counter() - start) * 1e3
+    if result.ok != ok:
+        raise RuntimeError(f"lh_transfer: expected ok={ok}, got {result.error}")
+    return elapsed
+
+
 def _ms(fn: Callable[[], object], number: int) -> float:
     start = time.perf_counter()
     for _ in range(number):
@@ -246,6 +308,19 @@ def main() -> None:
     print("liquid-handler tools through lab.call on the virtual lab (goal ≤ 2 ms each)")
     for tool, (mean, most) in _tool_ms().items():
         print(row(f"{tool} (mean; max {most:.2f} ms)", mean, "ms"))
+    batches = _batch_ms()
+    print("lh_transfer batches through lab.call (best of 5)")
+    print(row("valid batch of 192 transfers (runs)", batches["valid_192"], "ms"))
+    print(row("refused batch of 192 (the last transfer overdraws)", batches["refused_192"], "ms"))
+    print(row("refused batch of 1,536", batches["refused_1536"], "ms"))
+    print(
+        f"  refused 1,536 / valid 192 = {batches['refused_1536'] / batches['valid_192']:.2f}"
+        "  (goal ≤ 2)"
+    )
+    print(
+        f"  refused 1,536 / refused 192 = {batches['refused_1536'] / batches['refused_192']:.1f}"
+        "  (linear: ≈ 8)"
+    )
     world = _world()
     print("virtual deck")
     print(row("build_deck() from scratch", _ms(build_deck, 5), "ms"))

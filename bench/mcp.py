@@ -25,10 +25,11 @@ from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from bench.core import NullHandler
 from bench.mcp_bare import bare_lab_server, bare_server
-from bench.timing import restore_sigint, row
+from bench.timing import few, restore_sigint, row
 from labtools import Lab
 from labtools.server import build_server
 
@@ -40,16 +41,17 @@ GOAL = "(goal ≤ 1.2)"
 
 async def _interleaved_us(clients: dict[str, tuple[Client, str]]) -> dict[str, float]:
     """Median over rounds of each client's mean round trip (µs); one round calls each in turn."""
+    calls = few(CALLS, 5)
     for client, tool in clients.values():
-        for _ in range(20):
+        for _ in range(few(20, 1)):
             await client.call_tool(tool, {})
     means: dict[str, list[float]] = {name: [] for name in clients}
-    for _ in range(ROUNDS):
+    for _ in range(few(ROUNDS, 2)):
         for name, (client, tool) in clients.items():
             start = time.perf_counter()
-            for _ in range(CALLS):
+            for _ in range(calls):
                 result = await client.call_tool(tool, {})
-            means[name].append((time.perf_counter() - start) / CALLS * 1e6)
+            means[name].append((time.perf_counter() - start) / calls * 1e6)
             if result.is_error:
                 raise RuntimeError(result.content)
     return {name: statistics.median(values) for name, values in means.items()}
@@ -69,8 +71,16 @@ def _echo_of(lab: Lab) -> dict[str, Any]:
     }
 
 
+def _client(server: Any) -> Client:
+    """A client of an in-process server, or of one spawned over stdio from its parameters (as a
+    ``stdio_client`` transport: every mcp 2.x takes one; only 2.3 and later the parameters)."""
+    if isinstance(server, StdioServerParameters):
+        return Client(stdio_client(server))
+    return Client(server)
+
+
 async def _open(stack: AsyncExitStack, server: Any, tool: str = TOOL) -> tuple[Client, str]:
-    return await stack.enter_async_context(Client(server)), tool
+    return await stack.enter_async_context(_client(server)), tool
 
 
 async def _in_process(echo_null: dict, echo_virtual: dict) -> dict[str, float]:
@@ -106,7 +116,7 @@ async def _over_stdio(echo_path: str, cache: str) -> dict[str, float]:
         return await _interleaved_us(clients)
 
 
-async def _spawns_ms(servers: dict[str, tuple[StdioServerParameters, str]], runs: int = 7) -> dict:
+async def _spawns_ms(servers: dict[str, tuple[StdioServerParameters, str]], runs: int) -> dict:
     """Median over interleaved runs of spawn → first ``tools/list`` answer, and → first call
     of the given tool answered (ms)."""
     listed: dict[str, list[float]] = {name: [] for name in servers}
@@ -114,7 +124,7 @@ async def _spawns_ms(servers: dict[str, tuple[StdioServerParameters, str]], runs
     for _ in range(runs):
         for name, (params, tool) in servers.items():
             start = time.perf_counter()
-            async with Client(params) as client:
+            async with _client(params) as client:
                 await client.list_tools()
                 listed[name].append(time.perf_counter() - start)
                 await client.call_tool(tool, {})
@@ -140,7 +150,7 @@ async def _main() -> None:
     local = await _in_process(echo_null, echo_virtual)
     piped = await _over_stdio(handle.name, cache)
 
-    print(f"MCP round trip of the read tool {TOOL}; median of {ROUNDS} interleaved rounds")
+    print(f"MCP round trip of the read tool {TOOL}; median of {few(ROUNDS, 2)} interleaved rounds")
     print(" in process")
     print(row("bare SDK server, no-op tool", local["bare noop"]))
     print(row("bare SDK server, the same small result + outputSchema", local["bare echo null"]))
@@ -174,16 +184,20 @@ async def _main() -> None:
             + f"; {_ratio(piped['ours virtual'], piped['bare noop'], 'the no-op')}",
         )
     )
+    runs = few(7, 1)
     spawns = await _spawns_ms(
         {
             "bare": (_stdio("-m", "bench.mcp_bare"), "noop"),
             "bare lab": (_stdio("-m", "bench.mcp_bare", "--virtual"), TOOL),
             "cached": (_stdio("-m", "labtools", "serve", LABTOOLS_CACHE_DIR=cache), TOOL),
             "uncached": (_stdio("-m", "labtools", "serve", LABTOOLS_CACHE_DIR="off"), TOOL),
-        }
+        },
+        runs,
     )
     bare, bare_call = spawns["bare"]
-    print("spawn to the first tools/list answer (and to the first call answered), median of 7")
+    print(
+        f"spawn to the first tools/list answer (and to the first call answered), median of {runs}"
+    )
     print(row("bare SDK server", bare, "ms", note=f"first call {bare_call:.0f} ms"))
     lab_list, lab_call = spawns["bare lab"]
     print(

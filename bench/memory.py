@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import Any
 
-from bench.timing import restore_sigint, row
+from bench.timing import few, restore_sigint, row
 from labtools import Lab
 from labtools.journal import Journal
 
 CALLS = 100_000
 MARKS = (1_000, 10_000, 50_000, CALLS)
-MIX = (
+MIX: tuple[tuple[str, dict[str, Any]], ...] = (
     ("lh_get_deck", {}),
     ("spec_acquire_spectrum", {"scans": 1}),
     (
@@ -35,15 +36,15 @@ def rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def run(journal: Journal | None) -> dict[int, float]:
-    """RSS (MB) after each of :data:`MARKS` calls."""
+def run(journal: Journal | None, marks: tuple[int, ...]) -> dict[int, float]:
+    """RSS (MB) after each of ``marks`` calls."""
     seen: dict[int, float] = {}
     with Lab.virtual(seed=0, journal=journal) as lab:
         lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
-        for i in range(1, CALLS + 1):
+        for i in range(1, marks[-1] + 1):
             name, args = MIX[i % len(MIX)]
             lab.call(name, args)
-            if i in MARKS:
+            if i in marks:
                 gc.collect()
                 seen[i] = rss_mb()
     return seen
@@ -51,12 +52,16 @@ def run(journal: Journal | None) -> dict[int, float]:
 
 def main() -> None:
     restore_sigint()
-    bounded = run(None)
-    everything = run(Journal(keep=CALLS + 10))
+    marks = few(MARKS, (100, 1_000))
+    first, last = marks[0], marks[-1]
+    bounded = run(None, marks)
+    everything = run(Journal(keep=last + 10), marks)
     for label, seen in (("bounded journal", bounded), ("anchor: every event kept", everything)):
-        marks = ", ".join(f"{n // 1000}k {mb:.0f} MB" for n, mb in seen.items())
-        print(row(f"RSS after 1k calls, {label}", seen[MARKS[0]], "MB", f"({marks})"))
-        print(row(f"RSS growth 1k → 100k calls, {label}", seen[CALLS] - seen[MARKS[0]], "MB"))
+        shown = ", ".join(f"{n:,} {mb:.0f} MB" for n, mb in seen.items())
+        print(row(f"RSS after {first:,} calls, {label}", seen[first], "MB", f"({shown})"))
+        print(
+            row(f"RSS growth {first:,} → {last:,} calls, {label}", seen[last] - seen[first], "MB")
+        )
 
 
 if __name__ == "__main__":

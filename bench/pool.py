@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from bench.timing import restore_sigint, row
+from bench.timing import few, restore_sigint, row
 from labtools.session.pool import Episode, EpisodePool, RayBackend
 
 TASK = "dye_quantification"
@@ -27,10 +27,10 @@ def _work(first: int, count: int) -> list[Episode]:
     return [Episode(TASK, "expert", seed, SECRET) for seed in range(first, first + count)]
 
 
-def _per_minute(pool: EpisodePool, first: int) -> float:
+def _per_minute(pool: EpisodePool, first: int, episodes: int) -> float:
     start = time.perf_counter()
-    pool.run(_work(first, EPISODES))
-    return EPISODES / (time.perf_counter() - start) * 60.0
+    pool.run(_work(first, episodes))
+    return episodes / (time.perf_counter() - start) * 60.0
 
 
 def _rss_mb(_worker: object) -> float:
@@ -60,20 +60,21 @@ def main() -> None:
         "one process": EpisodePool(),
         **{f"{n} actor": EpisodePool(b) for n, b in backends.items()},
     }
+    episodes, rounds = few(EPISODES, 4), few(ROUNDS, 1)
     try:
         for pool in pools.values():
             pool.run(_work(10_000, 4))  # warm: every worker builds its session
         best = dict.fromkeys(pools, 0.0)
-        for round_ in range(ROUNDS):  # interleaved: a busy spell hits every configuration
+        for round_ in range(rounds):  # interleaved: a busy spell hits every configuration
             for name, pool in pools.items():
-                best[name] = max(best[name], _per_minute(pool, round_ * EPISODES))
+                best[name] = max(best[name], _per_minute(pool, round_ * episodes, episodes))
         memory = {n: max(b.each(_rss_mb)) for n, b in backends.items()}
     finally:
         for pool in pools.values():
             pool.close()
         ray.shutdown()
     single = best["one process"]
-    print(f"{TASK} expert episodes per minute: best of {ROUNDS} interleaved rounds of {EPISODES}")
+    print(f"{TASK} expert episodes per minute: best of {rounds} interleaved rounds of {episodes}")
     print(row("one process (no Ray)", single, "/min"))
     for n in backends:
         rate = best[f"{n} actor"]

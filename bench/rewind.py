@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from bench.timing import restore_sigint, row
+from bench.timing import few, restore_sigint, row
 from labtools import Lab
 from labtools.demo.protocol import with_tip
 from labtools.units import qty
@@ -55,7 +55,7 @@ def _median_ms(
 ) -> float:
     """Median of ``rounds`` timings of ``fn`` (``before`` runs untimed ahead of each)."""
     times = []
-    for _ in range(rounds):
+    for _ in range(few(rounds, 2)):
         if before is not None:
             before()
         start = time.perf_counter()

@@ -10,13 +10,13 @@ import gc
 import time
 import tracemalloc
 
-from bench.timing import restore_sigint, row
+from bench.timing import few, restore_sigint, row
 from labtools.session import Session
 from labtools.session.evaluate import run_episode
 from labtools.session.registry import task_ids
 
 
-def _episodes_per_minute(task: str, seconds: float = 6.0) -> tuple[float, float]:
+def _episodes_per_minute(task: str, seconds: float) -> tuple[float, float]:
     session = Session(task)
     run_episode(session, "expert", 0)  # warm: first reads build caches
     start = time.perf_counter()
@@ -32,7 +32,7 @@ def _episodes_per_minute(task: str, seconds: float = 6.0) -> tuple[float, float]
 
 def _median_reset_ms(session: Session, rounds: int = 30) -> float:
     times = []
-    for seed in range(rounds):
+    for seed in range(few(rounds, 2)):
         start = time.perf_counter()
         session.reset(seed)
         times.append(time.perf_counter() - start)
@@ -46,6 +46,7 @@ def _memory_per_session_mb(task: str, count: int = 5) -> float:
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     sessions = []
+    count = few(count, 2)
     for seed in range(count):
         session = Session(task)
         run_episode(session, "expert", seed)
@@ -63,7 +64,7 @@ def main() -> None:
     restore_sigint()
     print("expert episodes per minute on one core (reset, protocol, score), and median reset")
     for task in task_ids():
-        rate, reset = _episodes_per_minute(task)
+        rate, reset = _episodes_per_minute(task, few(6.0, 0.3))
         note = " (goal ≥ 2,000)" if task == "dye_quantification" else ""
         print(row(f"{task}", rate, "/min", note=f"reset {reset:.2f} ms{note}"))
     memory = _memory_per_session_mb("dye_quantification")

@@ -10,6 +10,7 @@ time, no socket) is the anchor: physics + protocol alone.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -57,6 +58,28 @@ def _measure(
     return driver, tool
 
 
+def _checksum_cost(rounds: int = 5) -> None:
+    """Spectrum acquisition (tool call, 1 scan of 10 ms, in-process emulator) with MD5
+    checksums on (the default) and off, in interleaved rounds; the best median of each."""
+    labs = {}
+    for md5 in (None, False):
+        spec = virtual_spectrometer("spec", _world(), md5=md5)
+        labs[md5] = lab = Lab([spec])
+        lab.call("spec_set_integration_time", {"time": {"value": 10, "unit": "millisecond"}})
+    best = {md5: math.inf for md5 in labs}
+    for _ in range(rounds):
+        for md5, lab in labs.items():
+            ms = _median_ms(lambda lab=lab: lab.call("spec_acquire_spectrum", {"scans": 1}))
+            best[md5] = min(best[md5], ms)
+    for lab in labs.values():
+        lab.close()
+    on, off = best[None], best[False]
+    print(
+        f"  MD5 checksums: {on:.3f} ms on (default) vs {off:.3f} ms off per spectrum "
+        f"(in process): {on / off:.3f}×\n"
+    )
+
+
 def main() -> None:
     restore_sigint()
     print(__doc__.splitlines()[0])
@@ -67,6 +90,8 @@ def main() -> None:
     )
     print(header)
     print("  " + "-" * (len(header) - 2))
+
+    _checksum_cost()
 
     anchor = virtual_spectrometer("spec", _world())
     anchor_lab = Lab([anchor])

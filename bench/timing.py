@@ -1,4 +1,4 @@
-"""Small timing helpers shared by the benchmarks."""
+"""Small timing helpers shared by the benchmarks, and the quick mode's switch."""
 
 from __future__ import annotations
 
@@ -7,6 +7,23 @@ import signal
 import statistics
 import time
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+_quick = False
+
+
+def set_quick(on: bool = True) -> None:
+    """Quick mode (``python -m bench --quick``): a few rounds of each measurement, so that every
+    module runs through in seconds; its figures show only that the benchmark still works."""
+    global _quick
+    _quick = on
+
+
+def few(full: T, quick: T) -> T:
+    """A count of rounds, repeats or calls, or a duration (s): ``full``, or ``quick`` in quick
+    mode."""
+    return quick if _quick else full
 
 
 def restore_sigint() -> None:
@@ -18,7 +35,9 @@ def restore_sigint() -> None:
 def median_us(
     fn: Callable[[], object], *, repeat: int = 7, number: int = 200, warmup: int = 20
 ) -> float:
-    """Median over ``repeat`` rounds of the mean time of ``number`` calls, in µs."""
+    """Median over ``repeat`` rounds of the mean time of ``number`` calls, in µs (in quick mode:
+    two rounds of at most 5 calls, after one warm-up call)."""
+    repeat, number, warmup = few(repeat, 2), few(number, min(number, 5)), few(warmup, 1)
     for _ in range(warmup):
         fn()
     rounds = []
@@ -40,9 +59,11 @@ def interleaved_best_us(
     fns: dict[str, Callable[[], object]], *, rounds: int = 15, number: int = 300
 ) -> dict[str, float]:
     """Each function's best round (mean µs per call over ``number`` calls), the rounds of all
-    functions interleaved so that a busy spell on a shared machine hits them alike."""
+    functions interleaved so that a busy spell on a shared machine hits them alike (in quick
+    mode: two rounds of at most 5 calls each)."""
+    rounds, number = few(rounds, 2), few(number, min(number, 5))
     for fn in fns.values():
-        for _ in range(20):
+        for _ in range(few(20, 1)):
             fn()
     best = dict.fromkeys(fns, float("inf"))
     gc_was = gc.isenabled()

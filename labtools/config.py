@@ -45,9 +45,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.machinery
 import inspect
 import json
 import re
+import sys
+import sysconfig
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
@@ -63,6 +66,7 @@ __all__ = [
     "load_config",
     "packaged",
     "setting_key",
+    "shadowing_modules",
 ]
 
 #: the top-level keys that are not values: ``[shared.*]``, ``[instruments.*]``, ``clock`` and
@@ -154,6 +158,9 @@ class LabConfig:
         self.clock = clock
         #: tools that need a person's confirmation before they run
         self.confirm = confirm
+        #: where it was read from (:func:`load_config`): ``config`` (the file's name), ``path``,
+        #: ``text`` (the TOML as read) and ``overrides``; what a journal records of its lab
+        self.origin: dict[str, Any] | None = None
 
 
 def import_object(path: str) -> Any:
@@ -166,14 +173,54 @@ def import_object(path: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"cannot import {module_name!r}: {exc}") from exc
+        raise ConfigError(f"cannot import {module_name!r}: {exc}{_why()}") from exc
     value: Any = module
     try:
         for part in attr.split("."):
             value = getattr(value, part)
-    except AttributeError:
-        raise ConfigError(f"{module_name!r} has no {attr!r}") from None
+    except AttributeError as exc:
+        spec = getattr(module, "__spec__", None)
+        partly = " (it is only partly imported: an import cycle)"
+        cycle = partly if getattr(spec, "_initializing", False) else ""
+        raise ConfigError(f"{module_name!r} has no {attr!r}{cycle}{_why()}") from exc
     return value
+
+
+def _why() -> str:
+    """``"; <file> shadows ..."`` for each imported module that hides an installed one."""
+    return "".join(f"; {shadow}" for shadow in shadowing_modules())
+
+
+def shadowing_modules() -> list[str]:
+    """The imported top-level modules loaded from a file outside the Python installation
+    (a user's folder on ``sys.path``) while a module of the same name lies further down
+    ``sys.path``: ``"/home/me/serial.py shadows the installed module 'serial'
+    (…/site-packages/serial/__init__.py); rename it"``. A user's script named ``serial.py``
+    next to their code hides pyserial this way, and the import fails far from the cause."""
+    installed = {
+        Path(p).resolve()
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (p := sysconfig.get_paths().get(key))
+    }
+    found = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if "." in name or name == "__main__" or not isinstance(where, str):
+            continue
+        path = Path(where).resolve()
+        if any(path.is_relative_to(root) for root in installed):
+            continue
+        folder = path.parent.parent if path.name == "__init__.py" else path.parent
+        rest = [p for p in sys.path if Path(p or ".").resolve() != folder]
+        try:
+            other = importlib.machinery.PathFinder.find_spec(name, rest)
+        except (ImportError, ValueError):
+            continue
+        if other is not None and other.origin not in (None, where):
+            found.append(
+                f"{where} shadows the installed module {name!r} ({other.origin}); rename it"
+            )
+    return found
 
 
 def packaged(reference: str) -> Traversable:
@@ -195,8 +242,8 @@ def load_config(path: str | Path | Traversable, **overrides: Any) -> LabConfig:
     source = Path(path) if isinstance(path, str) else path
     label = str(path)
     try:
-        with source.open("rb") as handle:
-            raw = tomllib.load(handle)
+        text = source.read_bytes().decode("utf-8")
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"TOML syntax error: {exc}", source=label) from exc
     except UnicodeDecodeError as exc:
@@ -206,10 +253,12 @@ def load_config(path: str | Path | Traversable, **overrides: Any) -> LabConfig:
     except OSError as exc:
         raise ConfigError(f"cannot read it: {exc.strerror or exc}", source=label) from exc
     try:
-        return build_config(raw, **overrides)
+        config = build_config(raw, **overrides)
     except ConfigError as exc:
         exc.located(source=label)
         raise
+    config.origin = {"config": source.name, "path": label, "text": text, "overrides": overrides}
+    return config
 
 
 def build_config(raw: Mapping[str, Any], **overrides: Any) -> LabConfig:

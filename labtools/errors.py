@@ -7,6 +7,7 @@ be accepted: the valid range in the caller's unit, the wells that exist, the tip
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Literal, get_args
 
 ErrorCode = Literal[
@@ -27,18 +28,34 @@ ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 _BY_CODE: dict[str, type[ToolError]] = {}
 
 
+def json_text(value: object) -> str:
+    """``value`` as the JSON a model reads in tool results (compact, keys in their order)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def brief(value: object, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters: how an error echoes what the caller sent
-    (a 1 MB well name comes back as its first few dozen characters, never whole)."""
+    """``value`` as text cut to ``limit`` characters: how an error echoes what the caller sent
+    (a 1 MB well name comes back as its first few dozen characters, never whole). Objects,
+    arrays, ``null`` and booleans read as JSON; strings and numbers as Python writes them
+    (``'A1'``, ``1e+20``); anything JSON cannot hold as its ``repr``."""
     if isinstance(value, str) and len(value) > 4 * limit:
         value = value[: 4 * limit]  # repr of the head only: a 1 MB string is not copied twice
     try:
-        text = repr(value)
+        text = _as_text(value)
     except RecursionError:
         return f"<{type(value).__name__} nested too deep>"
     except ValueError:  # an int past Python's str-conversion digit limit
         return f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_text(value: object) -> str:
+    if value is None or isinstance(value, bool | dict | list | tuple):
+        try:
+            return json_text(value)
+        except (TypeError, ValueError):  # something JSON cannot hold inside: Python's words
+            pass
+    return repr(value)
 
 
 class ToolError(Exception):
@@ -151,5 +168,30 @@ class MissingExtra(ImportError):
 
 
 def install_hint(extra: str) -> str:
-    """``pip install "labtools-sdk[<extra>]"``."""
-    return f'pip install "labtools-sdk[{extra}]"'
+    """The pip command adding ``extra`` to this installation, from where it was installed
+    (labtools-sdk is on no package index): ``pip install -e '/path/to/clone[<extra>]'`` for a
+    clone (editable or not), ``pip install '/path/to/labtools_sdk-….whl[<extra>]'`` for a
+    wheel, else ``pip install "labtools-sdk[<extra>]"``."""
+    source, editable = _installed_from()
+    if source is None:
+        return f'pip install "labtools-sdk[{extra}]"'
+    return f"pip install {'-e ' if editable else ''}'{source}[{extra}]'"
+
+
+def _installed_from() -> tuple[str | None, bool]:
+    """The local folder or wheel labtools-sdk was installed from (its PEP 610
+    ``direct_url.json``), and whether editably; ``(None, False)`` if not known."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    texts = (d.read_text("direct_url.json") for d in metadata.distributions(name="labtools-sdk"))
+    try:  # a clone's own labtools_sdk.egg-info (no direct_url.json) may be found first
+        record = json.loads(next((t for t in texts if t), "null"))
+    except ValueError:
+        return None, False
+    url = urlparse(record.get("url", "")) if isinstance(record, dict) else None
+    if url is None or url.scheme != "file":
+        return None, False
+    editable = bool((record.get("dir_info") or {}).get("editable"))
+    return unquote(url.path), editable

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
+import typing
+import weakref
 from abc import ABC
 from collections import OrderedDict
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, Union
 
+import typing_extensions
+
+from labtools import units
 from labtools.errors import NotSupported, UnknownResource, brief
 from labtools.tool import ToolDecl
+from labtools.units import Dimension
 
-__all__ = ["DataSnapshot", "DataStore", "Instrument"]
+if TYPE_CHECKING:
+    from labtools.result import ToolResult
+    from labtools.spec import ToolSpec
+
+__all__ = ["DataSnapshot", "DataStore", "Dispatcher", "Instrument", "InstrumentProxy"]
 
 #: a :class:`DataStore`'s counter and kept entries
 DataSnapshot = tuple[int, tuple[tuple[str, dict[str, Any]], ...]]
@@ -70,7 +83,11 @@ class Instrument(ABC):
 
     kind: ClassVar[str] = "instrument"
     limits: Any = None
+    #: nothing real moves: a simulator, or a dry run of hardware (MCP ``openWorldHint: false``)
     simulated: bool = False
+    #: a dry run of hardware (PyLabRobot's chatterboxes): simulated, but it models nothing and
+    #: stands for the instrument it prints commands for, so a lab holding one is not rewound
+    dry_run: bool = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -110,3 +127,157 @@ class Instrument(ABC):
     def restore(self, snapshot: Any) -> None:
         """Return to the moment of ``snapshot``."""
         raise NotSupported(f"{type(self).__name__} cannot restore snapshots")
+
+
+class Dispatcher(Protocol):
+    """What an :class:`InstrumentProxy` calls through: the lab's catalogue and dispatch."""
+
+    def tool_specs(self) -> list[ToolSpec]: ...
+
+    def call(self, name: str, arguments: object) -> ToolResult: ...
+
+
+class InstrumentProxy:
+    """``lab.reader`` — an instrument's tools as Python methods, through the lab's validation.
+
+    Each method carries the tool's own signature and docstring, from the same
+    :class:`~labtools.spec.ToolSpec` its schemas come from: ``help()``, ``inspect.signature``
+    and IDE completion show the arguments, their kinds (a quantity's dimension) and defaults.
+    """
+
+    def __init__(self, lab: Dispatcher, instrument: Instrument) -> None:
+        self._lab = lab
+        self._instrument = instrument
+
+    def _tools(self) -> dict[str, ToolSpec]:
+        name = self._instrument.name
+        return {s.method: s for s in self._lab.tool_specs() if s.instrument == name}
+
+    def __getattr__(self, method: str) -> Any:
+        if method.startswith("_"):  # no tool's name: dunder and private probes (copy, IPython)
+            raise AttributeError(method)
+        spec = self._tools().get(method)
+        if spec is None:
+            raise AttributeError(f"{self._instrument.name} has no tool {method!r}")
+        lab = self._lab
+
+        def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            return lab.call(spec.name, spec.normalize(args, kwargs)).unwrap()
+
+        signature, doc = _python_form(spec, type(self._instrument))
+        call.__name__ = method
+        call.__qualname__ = f"{spec.instrument}.{method}"
+        call.__doc__ = doc
+        call.__signature__ = signature  # type: ignore[attr-defined]
+        return call
+
+    def __dir__(self) -> list[str]:
+        return [*self._tools(), "instrument"]
+
+    @property
+    def instrument(self) -> Instrument:
+        """The instrument object itself (bypasses validation; for drivers and tests)."""
+        return self._instrument
+
+
+#: each tool's Python signature and docstring, built once per spec
+_PYTHON_FORMS: weakref.WeakKeyDictionary[ToolSpec, tuple[inspect.Signature, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _python_form(spec: ToolSpec, cls: type[Instrument]) -> tuple[inspect.Signature, str]:
+    """The signature (annotations as text: a quantity as its dimension, e.g. ``Volume | str``)
+    and the docstring (the description, then each argument's) of ``spec`` as a method."""
+    form = _PYTHON_FORMS.get(spec)
+    if form is not None:
+        return form
+    parameters = [
+        inspect.Parameter(
+            p.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=p.default,
+            annotation=_shown(p.annotation),
+        )
+        for p in spec.params
+    ]
+    decl = cls.tool_declarations().get(spec.method)
+    returns = typing.get_type_hints(decl.function).get("return") if decl else None
+    shown = _shown(returns) if returns not in (None, type(None)) else "dict[str, Any]"
+    lines = [spec.description, "", "Args:"] if spec.params else [spec.description]
+    for p in spec.params:
+        text = p.description
+        if p.dimension is not None:
+            text += f" {_quantity_forms(p.dimension)}"
+        fields = _fields(p.annotation)
+        if fields:
+            text += f" Keys: {fields}."
+        lines.append(f"    {p.name}: {text}")
+    lines += [
+        "",
+        "Returns:",
+        f"    The tool's data ({shown}). A refused call raises ToolError "
+        "(code, message, field, hint) and changes nothing.",
+    ]
+    form = inspect.Signature(parameters, return_annotation=shown), "\n".join(lines)
+    _PYTHON_FORMS[spec] = form
+    return form
+
+
+def _quantity_forms(dimension: Dimension) -> str:
+    example = f"50 {dimension.canonical}"
+    return (
+        f"A {dimension.name}: a pint quantity, a string such as '{example}', or "
+        f'{{"value": 50, "unit": "{dimension.canonical}"}}; units: {", ".join(dimension.units)}.'
+    )
+
+
+def _shown(annotation: Any) -> str:
+    """``annotation`` as short text, without its ``Arg`` description: a quantity as the alias
+    of its dimension in :mod:`labtools.units` (``Volume | str``), TypedDicts by name."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        dimension = next((m for m in args[1:] if isinstance(m, Dimension)), None)
+        if dimension is not None:
+            return f"{_aliases().get(dimension, 'Quantity')} | str"
+        return _shown(args[0])
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if origin in (Union, types.UnionType):
+        return " | ".join(_shown(a) for a in args)
+    if origin is not None:
+        inner = ", ".join(_shown(a) for a in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]" if args else str(origin)
+    if annotation is type(None):
+        return "None"
+    if annotation is Any:
+        return "Any"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _fields(annotation: Any) -> str:
+    """The keys and kinds of the TypedDict an argument holds or lists, as text (or "")."""
+    while typing.get_origin(annotation) is not None and not typing_extensions.is_typeddict(
+        annotation
+    ):
+        args = typing.get_args(annotation)
+        if not args or typing.get_origin(annotation) in (Literal, Union, types.UnionType):
+            return ""
+        annotation = args[0]
+    if not typing_extensions.is_typeddict(annotation):
+        return ""
+    hints = typing.get_type_hints(annotation, include_extras=True)
+    return ", ".join(f"{key} ({_shown(hint)})" for key, hint in hints.items())
+
+
+@functools.cache
+def _aliases() -> dict[Dimension, str]:
+    """Each dimension's alias in :mod:`labtools.units` (``Volume``, ``Wavelength`` …)."""
+    found: dict[Dimension, str] = {}
+    for name in units.__all__:
+        value = getattr(units, name)
+        if typing.get_origin(value) is Annotated:
+            for meta in typing.get_args(value)[1:]:
+                if isinstance(meta, Dimension):
+                    found.setdefault(meta, name)
+    return found

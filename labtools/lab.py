@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import logging
 import threading
@@ -13,9 +14,15 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from labtools.config import ConfigError, load_config, packaged
-from labtools.errors import InstrumentError, ToolError, UnknownResource, UnknownTool
+from labtools.errors import (
+    InstrumentError,
+    NotSupported,
+    ToolError,
+    UnknownResource,
+    UnknownTool,
+)
 from labtools.export import render
-from labtools.instrument import Instrument
+from labtools.instrument import Instrument, InstrumentProxy
 from labtools.jobs import Job, start_job, stop_jobs
 from labtools.journal import Journal
 from labtools.progress import ProgressCallback, listening
@@ -29,6 +36,13 @@ __all__ = ["VIRTUAL_LAB", "Clock", "Lab"]
 VIRTUAL_LAB = "labtools.simulators:virtual_lab.toml"
 
 log = logging.getLogger(__name__)
+
+#: said in the hint of a fault on an instrument: it may have done part of the call
+STALE_BELIEF = (
+    "the instrument may have done part of the call before it failed, so what the lab believes "
+    "may be stale: read its state (labtools://state, lab.state()) and check the instrument "
+    "itself before you retry"
+)
 T = TypeVar("T")
 
 
@@ -53,6 +67,12 @@ class Lab:
 
     #: the shadow run's twin, if the lab was loaded with ``shadow=True``
     shadow: Shadow[Lab] | None = None
+    #: the lab file it was loaded from (:attr:`labtools.config.LabConfig.origin`), if any
+    origin: dict[str, Any] | None = None
+    _described: Journal | None = None  # the journal whose first call named the lab file
+    #: whether a fault on an instrument says the belief may be stale (not on a twin, whose
+    #: belief is mirrored afresh before each call and whose refusal never reached hardware)
+    _says_stale = True
 
     def __init__(
         self,
@@ -109,6 +129,7 @@ class Lab:
                 shared=config.shared,
                 confirm=config.confirm,
             )
+            lab.origin = config.origin
             if shadow:
                 lab.shadow = Shadow.pairing(lab.instruments, cls._twin(path, lab, overrides))
             return lab
@@ -125,9 +146,11 @@ class Lab:
             mine = real.instruments.get(name)
             if mine is not None and type(mine) is type(inst):
                 inst.limits = mine.limits
-        return cls(
+        twin = cls(
             config.instruments, journal=Journal(keep=0), clock=config.clock, shared=config.shared
         )
+        twin._says_stale = False
+        return twin
 
     @classmethod
     def virtual(
@@ -226,6 +249,7 @@ class Lab:
         started = time.perf_counter()
         virtual_start = self.clock.now() if self.clock is not None else None
         spec = self._specs.get(name) if isinstance(name, str) else None
+        reached = False  # whether the instrument was set up or called
         try:
             if spec is None:
                 raise _unknown_tool(name, self._specs)
@@ -235,6 +259,7 @@ class Lab:
                 refused = await self._twin_refusal(spec, arguments)
                 if refused is not None:  # the instrument is not called, nor set up
                     raise refused
+                reached = True
                 if spec.instrument not in self._ready:
                     await instrument.setup()
                     self._ready.add(spec.instrument)
@@ -246,13 +271,17 @@ class Lab:
                         data = await method(**kwargs)
             result = ToolResult.success(data)
         except ToolError as error:
+            if reached and error.code == "instrument_error" and self._says_stale:
+                hint = error.hint or ""  # a fault on the instrument: it may have moved
+                if STALE_BELIEF not in hint:
+                    error.hint = f"{hint}; {STALE_BELIEF}" if hint else STALE_BELIEF
             result = ToolResult.failure(error)
         except Exception as exc:  # a driver fault: report it, keep the lab answering
             log.exception("tool %s failed", name)
             fault = InstrumentError(
                 f"{type(exc).__name__}: {exc}"[:300],
-                hint="the driver failed unexpectedly (the lab's log has the details); check what "
-                "the instrument did before you retry (its state, or labtools://state)",
+                hint=f"the driver failed unexpectedly (the lab's log has the details); "
+                f"{STALE_BELIEF}",
             )
             result = ToolResult.failure(fault)
         self._record(name, arguments, result, started, virtual_start)
@@ -311,7 +340,20 @@ class Lab:
             event["virtual_time_s"] = virtual_start
             event["virtual_s"] = self.clock.now() - virtual_start
         event["wall_s"] = time.perf_counter() - started
+        self._describe(event, result)
         self.journal.record(event)
+
+    def _describe(self, event: dict[str, Any], result: ToolResult) -> None:
+        """What an export needs besides the call (:mod:`labtools.records`): the first call of
+        each journal names the lab file (``"lab"``: :attr:`origin`), and in a journal written
+        to a file a result's data handle comes with the data behind it (``"payload"``)."""
+        if self.origin is not None and self._described is not self.journal:
+            event["lab"] = self.origin
+            self._described = self.journal
+        handle = result.data.get("data") if isinstance(result.data, dict) else None
+        if self.journal.path is not None and isinstance(handle, str):
+            with contextlib.suppress(ToolError):
+                event["payload"] = self.data(handle)
 
     # -- state and data ------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -339,7 +381,11 @@ class Lab:
 
     # -- episodes ------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
-        """A snapshot of every instrument's state, for :meth:`rewind` (simulated labs)."""
+        """A snapshot of every instrument's state, for :meth:`rewind`.
+
+        Simulated labs only: a lab with any real instrument or dry run of one raises
+        :class:`~labtools.errors.NotSupported`, since its world cannot be put back."""
+        self._rewindable("checkpoint")
         return {name: inst.snapshot() for name, inst in self.instruments.items()}
 
     def rewind(
@@ -355,19 +401,37 @@ class Lab:
         (its hidden truth drawn afresh; ``None`` keeps their seed); instruments that were set up
         are set up again (re-reading what they read from the device); the journal starts anew.
         The result must behave exactly like a newly built lab with that seed.
+
+        Simulated labs only: with any real instrument or dry run (a PyLabRobot chatterbox) it
+        raises :class:`~labtools.errors.NotSupported` and changes nothing, since only the belief
+        could be put back while the instrument keeps what it did (a tip it discarded).
         """
+        self._rewindable("rewind")
         for name, inst in self.instruments.items():
             inst.restore(checkpoint[name])
         for shared in self.shared.values():
             reset = getattr(shared, "reset", None)
             if callable(reset):
                 reset(seed)
+        if seed is not None and self.origin is not None:  # the lab file as it now stands
+            self.origin = {**self.origin, "overrides": {**self.origin["overrides"], "seed": seed}}
         connected = [name for name in self.instruments if name in self._ready]
         self._ready.clear()
         self.journal.close()
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         if connected:
             self.connect(connected)
+
+    def _rewindable(self, action: str) -> None:
+        """Refuse ``action`` unless every instrument is simulated (not hardware, no dry run)."""
+        real = [n for n, i in self.instruments.items() if not i.simulated or i.dry_run]
+        if real:
+            raise NotSupported(
+                f"cannot {action} a lab with real instruments or dry runs of them: "
+                f"{', '.join(real)}",
+                hint="only simulated labs rewind; to start again on hardware, put the deck "
+                "back by hand and load the lab file anew",
+            )
 
     # -- lifetime ------------------------------------------------------------------------------
     async def aclose(self) -> None:
@@ -394,36 +458,6 @@ class Lab:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class InstrumentProxy:
-    """``lab.reader`` — an instrument's tools as Python methods, through the lab's validation."""
-
-    def __init__(self, lab: Lab, instrument: Instrument) -> None:
-        self._lab = lab
-        self._instrument = instrument
-
-    def __getattr__(self, method: str) -> Any:
-        spec = self._lab._specs.get(f"{self._instrument.name}_{method}")
-        if spec is None:
-            raise AttributeError(f"{self._instrument.name} has no tool {method!r}")
-
-        def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            arguments = spec.normalize(args, kwargs)
-            return self._lab.call(spec.name, arguments).unwrap()
-
-        call.__name__ = method
-        call.__doc__ = spec.description
-        return call
-
-    def __dir__(self) -> list[str]:
-        prefix = f"{self._instrument.name}_"
-        return [s.method for s in self._lab.tool_specs() if s.name.startswith(prefix)]
-
-    @property
-    def instrument(self) -> Instrument:
-        """The instrument object itself (bypasses validation; for drivers and tests)."""
-        return self._instrument
 
 
 _SPEC_CACHE: dict[tuple[Any, ...], list[ToolSpec]] = {}

@@ -7,7 +7,8 @@ of a tool that is not read-only (:func:`moves`) reaches an instrument, the twin 
 believe what the real lab believes now — tips, volumes, plate places
 (``labtools.simulators.shadow_mirror``) — and the call runs on it. A call the twin refuses
 (overdraw, overfill, no tip, a plate in the reader, a taken site, anything its physics cannot
-do) never reaches the instrument: it is refused with the twin's error, marked ``"shadow": true``.
+do) never reaches the instrument: it is refused with the twin's error, marked ``"shadow": true``
+and in its message (:data:`SHADOW_MARK`), so the text a model reads says so too.
 
 Instruments the twin cannot follow (no simulated counterpart, e.g. an OBP spectrometer on a
 serial port) are not shadowed: their calls go straight through. The core names the simulator
@@ -29,7 +30,15 @@ from labtools.instrument import Instrument
 from labtools.result import ToolResult
 from labtools.spec import ToolSpec
 
-__all__ = ["Mirror", "Shadow", "ShadowRefusal", "moves", "shadow_error", "twin_config"]
+__all__ = [
+    "SHADOW_MARK",
+    "Mirror",
+    "Shadow",
+    "ShadowRefusal",
+    "moves",
+    "shadow_error",
+    "twin_config",
+]
 
 #: builds a twin's configuration from a parsed lab file (``twin_config(raw, **overrides)``)
 TWIN_CONFIG = "labtools.simulators.shadow_twin:twin_config"
@@ -64,10 +73,15 @@ class TwinLab(Protocol):
 TwinT = TypeVar("TwinT", bound=TwinLab)
 
 
+#: what a shadow refusal's message starts with, so the text a model reads says where it came from
+SHADOW_MARK = "refused by the shadow twin (the instrument was not called): "
+
+
 class ShadowRefusal:
     """Marks a :class:`ToolError` as the shadow run's: a call the twin refused, so the
-    instrument was not called. Its error is the twin's (code, message, field, hint) with
-    ``"shadow": true``. :func:`shadow_error` builds one, of the twin's error class."""
+    instrument was not called. Its error is the twin's (code, field, hint; the message after
+    :data:`SHADOW_MARK`) with ``"shadow": true``. :func:`shadow_error` builds one, of the twin's
+    error class."""
 
     def to_dict(self) -> dict[str, Any]:
         return {**ToolError.to_dict(cast(ToolError, self)), "shadow": True}
@@ -84,7 +98,9 @@ def shadow_error(error: Mapping[str, Any]) -> ToolError:
     if kind is None:
         base = type(ToolError.of(code, ""))
         kind = _REFUSALS[code] = type(f"Shadow{base.__name__}", (ShadowRefusal, base), {})
-    return kind(error["message"], field=error.get("field"), hint=error.get("hint"))
+    return kind(
+        SHADOW_MARK + str(error["message"]), field=error.get("field"), hint=error.get("hint")
+    )
 
 
 def read_raw(path: str | Path | Traversable) -> dict[str, Any]:

@@ -5,8 +5,9 @@ Binding raw JSON arguments happens in three steps, and nothing acts until all pa
 1. the exported JSON Schema, exactly (compiled with fastjsonschema; jsonschema is the reference
    the tests hold it to, and on rejection it words the error);
 2. units: each ``{value, unit}`` becomes a pint quantity (prebuilt units, no string parsing);
-3. limits: finite numbers, each quantity within its dimension's physical bounds (nothing
-   negative but a Celsius temperature) and every ``within`` range of the instrument's
+3. limits: finite numbers (an integral number where an ``int`` is declared, ``2.0`` among
+   them, becomes that exact ``int``), each quantity within its dimension's physical bounds
+   (nothing negative but a Celsius temperature) and every ``within`` range of the instrument's
    ``limits`` — for quantities and numbers nested in objects and arrays too, found from the
    annotation when the spec is built.
 
@@ -32,7 +33,7 @@ from pydantic import Field, TypeAdapter, create_model
 from labtools.errors import InvalidArguments, OutOfRange, ToolError, brief
 from labtools.schema import NAME_PATTERN, SchemaProfileError, portable
 from labtools.tool import Arg, Hints, ToolDecl
-from labtools.units import Dimension, Range, ureg
+from labtools.units import Dimension, Range, shown, ureg
 from labtools.wording import escape, json_pointer, label, not_json, schema_error
 
 __all__ = ["Param", "Site", "ToolSpec", "build_spec"]
@@ -45,11 +46,13 @@ class Site:
     """A number or a ``{value, unit}`` quantity inside a ``json`` argument.
 
     ``path`` leads from the argument to it: object keys, ``None`` for every item of an array
-    (or value of a map). ``dimension`` is ``None`` for a plain number.
+    (or value of a map). ``dimension`` is ``None`` for a plain number; ``integer`` marks one
+    declared ``int``, which binds to an exact ``int`` (JSON Schema counts ``2.0`` as an integer).
     """
 
     path: tuple[str | None, ...]
     dimension: Dimension | None
+    integer: bool = False
 
 
 @dataclass(frozen=True)
@@ -181,15 +184,15 @@ def _convert(param: Param, value: Any) -> Any:
     if param.kind in ("integer", "number"):
         return _number(value, param.within, field, integer=param.kind == "integer")
     for site in param.sites:
-        value = _at_site(value, site.path, field, partial(_leaf, site.dimension, param.within))
+        value = _at_site(value, site.path, field, partial(_leaf, site, param.within))
     return value
 
 
-def _leaf(dimension: Dimension | None, within: Range | None, value: Any, pointer: str) -> Any:
+def _leaf(site: Site, within: Range | None, value: Any, pointer: str) -> Any:
     """A nested site's value, checked like a top-level argument."""
-    if dimension is not None:
-        return _quantity(dimension, within, value, pointer)
-    return _number(value, within, pointer, integer=False)
+    if site.dimension is not None:
+        return _quantity(site.dimension, within, value, pointer)
+    return _number(value, within, pointer, integer=site.integer)
 
 
 def _at_site(
@@ -223,7 +226,7 @@ def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) ->
     for limit in (within, dim.bounds):
         if limit is not None and not limit.contains(quantity):
             raise OutOfRange(
-                f"{label(pointer)} {amount:g} {unit} is outside the allowed range",
+                f"{label(pointer)} {shown(amount)} {unit} is outside the allowed range",
                 field=pointer,
                 hint=f"allowed: {limit.describe(unit)}",
             )
@@ -231,13 +234,14 @@ def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) ->
 
 
 def _number(value: Any, within: Range | None, pointer: str, *, integer: bool) -> Any:
-    """A schema-checked number: finite, within ``within`` (an ``int`` for an integer)."""
+    """A schema-checked number: finite, within ``within``; for an integer the exact ``int``
+    (the schema admits only integral numbers there, ``2.0`` among them)."""
     _finite(value, pointer)
     if integer:
         value = int(value)
     if within is not None and not within.contains(value):
         raise OutOfRange(
-            f"{label(pointer)} {value:g} is outside the allowed range",
+            f"{label(pointer)} {shown(value)} is outside the allowed range",
             field=pointer,
             hint=f"allowed: {within.describe()}",
         )
@@ -374,7 +378,7 @@ def _sites(annotation: Any, path: tuple[str | None, ...] = (), depth: int = 0) -
     if origin in (dict, collections.abc.Mapping) and len(args) == 2:
         return _sites(args[1], (*path, None), depth + 1)
     if annotation in (int, float):
-        return [Site(path, None)]
+        return [Site(path, None, integer=annotation is int)]
     return []
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Annotated, Any
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 import pint
 from typing_extensions import TypedDict
 
-from labtools.errors import UnitError, brief
+from labtools.errors import UnitError, brief, json_text
 
 #: pint's application registry: shared with the caller's own code, built on first use (~0.2 s)
 ureg = pint.get_application_registry()
@@ -36,7 +37,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DIMENSIONS",
-    "REL_TOL",
+    "ROUNDING",
     "Concentration",
     "Dimension",
     "Duration",
@@ -51,13 +52,15 @@ __all__ = [
     "Wavelength",
     "magnitude",
     "qty",
+    "shown",
     "ureg",
 ]
 
 
-#: relative slack of every range check, for unit round-off: 0.23 µm is 229.99999999999997 nm,
-#: which must pass a 230 nm lower limit (a real excess is many orders of magnitude larger)
-REL_TOL = 1e-9
+#: the unit round-off a range check absorbs, relative to each term of the conversion (a few
+#: float epsilons): 0.23 µm is 229.99999999999997 nm, which meets a 230 nm lower limit, while
+#: 0.999999999 nm (1e-9 short) stays below a 1 nm one
+ROUNDING = 4 * sys.float_info.epsilon
 
 
 @dataclass(frozen=True)
@@ -73,18 +76,27 @@ class Range:
 
     def contains(self, value: float | pint.Quantity) -> bool:
         """Whether ``value`` lies in the range: a number in the range's own unit, or a quantity,
-        which is converted to it. Compared in the range's unit, each bound widened by
-        :data:`REL_TOL` of itself; a value that is not finite there (NaN, an overflow) never
-        lies in it."""
-        if isinstance(value, pint.Quantity):
-            value = magnitude(value, self.unit)
+        which is converted to it. A number, or a quantity in the range's unit, is compared
+        exactly with the stated bounds; a quantity in another unit is compared after its
+        conversion, each bound widened only by the conversion's float round-off
+        (:data:`ROUNDING` of each of its terms). A value that is not finite there (NaN, an
+        overflow) never lies in it."""
+        slack = 0.0
         try:
+            if isinstance(value, pint.Quantity):
+                scale, offset = _affine(value._units, self.unit)
+                given = float(value._magnitude)
+                value = given * scale + offset
+                if scale != 1.0 or offset != 0.0:  # not the identity: round-off to absorb
+                    # the terms' own, and the scale's (one minus zero, so ~ its offset's ulp)
+                    terms = abs(given * scale) + abs(offset)
+                    slack = ROUNDING * (terms + abs(given) * (abs(scale) + abs(offset)))
             finite = math.isfinite(value)
         except (OverflowError, TypeError):  # an int too large for a float; not a number
             return False
         if not finite:
             return False
-        return self.low - REL_TOL * abs(self.low) <= value <= self.high + REL_TOL * abs(self.high)
+        return self.low - slack <= value <= self.high + slack
 
     def in_unit(self, unit: str) -> tuple[float, float]:
         """The range's bounds converted to ``unit``."""
@@ -256,8 +268,9 @@ class Dimension:
     def hint(self, example: object = 50) -> str:
         """What a quantity of this dimension looks like, ``example`` as its value."""
         value = brief(example, 24)
+        value = value if _JSON_NUMBER.fullmatch(value) else "50"  # not NaN, nor a cut number
         return (
-            f"give a {self.name} as {{'value': {value}, 'unit': '{self.canonical}'}}; "
+            f'give a {self.name} as {{"value":{value},"unit":{json_text(self.canonical)}}}; '
             f"units: {', '.join(self.units)}"
         )
 
@@ -271,6 +284,7 @@ class Dimension:
         return self.json_schema()
 
 
+_JSON_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 _LEADING_NUMBER = re.compile(r"\s*[-+]?(\d|\.\d)")
 #: a number and a unit, nothing else: ``"37 degC"``, ``"-5 degree_Celsius"``, ``"3.7e1°C"``
 _NUMBER_AND_UNIT = re.compile(
@@ -306,7 +320,7 @@ def _offset_arithmetic(text: str, field: str) -> UnitError:
         f"{brief(text)} does arithmetic with an offset unit (°C, °F), which is ambiguous",
         field=field,
         hint="give a number and the unit alone, e.g. '37 degC', or "
-        "{'value': 37, 'unit': 'degree_Celsius'}",
+        '{"value":37,"unit":"degree_Celsius"}',
     )
 
 
@@ -442,6 +456,16 @@ def qty(value: float, unit: str, *, decimals: int | None = None) -> QuantityJSON
     if decimals is not None:
         value = round(value, decimals)
     return {"value": value, "unit": unit}
+
+
+def shown(value: float) -> str:
+    """``value`` as short as ``:g`` writes it, unless that would round it: ``5``, ``0.25``,
+    ``0.999999999`` (never ``1``), so a message never shows a refused value as a bound."""
+    try:
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    except (OverflowError, ValueError, TypeError):  # an int past a float's range
+        return brief(value)
 
 
 def _fmt(value: float) -> str:

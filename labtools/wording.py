@@ -95,7 +95,7 @@ def _word(
         prop = error.schema.get("properties", {}).get(missing[0], {}) if missing else {}
         required = ", ".join(error.schema.get("required", []))
         return InvalidArguments(
-            f"missing argument {missing[0]!r}" if missing else _cut(error.message),
+            f"missing argument {missing[0]!r}" if missing else _said(error),
             field=json_pointer([*path, missing[0]]) if missing else pointer,
             hint=prop.get("description") or f"{_where(pointer)} needs: {required}",
         )
@@ -119,7 +119,7 @@ def _word(
             hint=described,
         )
     return InvalidArguments(
-        f"{_where(pointer)}: {_cut(error.message)}",
+        f"{_where(pointer)}: {_said(error)}",
         field=pointer,
         hint=described,
     )
@@ -156,11 +156,11 @@ def _foreign_key(value: object) -> ToolError | None:
         if isinstance(node, dict):
             for key in node:
                 if not isinstance(key, str):
+                    shown = "" if key is None else f" {brief(key)}"
                     return InvalidArguments(
-                        f"object keys must be strings, not {_json_type(key)} {brief(key)}",
+                        f"object keys must be strings, not {_json_type(key)}{shown}",
                         field=json_pointer([*path, key]),
-                        hint="JSON object keys are strings: name each argument, e.g. "
-                        "{'channel': 0}",
+                        hint='JSON object keys are strings: name each argument, e.g. {"channel":0}',
                     )
             stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
         elif isinstance(node, list | tuple):
@@ -189,7 +189,27 @@ def _unit_error(dim: Dimension, error: Any, pointer: str, *, whole: bool) -> Too
             field=pointer,
             hint=dim.hint(),
         )
-    return UnitError(f"{_where(pointer)}: {_cut(error.message)}", field=pointer, hint=dim.hint())
+    if error.validator == "type":
+        return UnitError(
+            f"{_where(pointer)} must be {_article(error.validator_value)}, "
+            f"not {_json_type(instance)}",
+            field=pointer,
+            hint=dim.hint(),
+        )
+    return UnitError(f"{_where(pointer)}: {_said(error)}", field=pointer, hint=dim.hint())
+
+
+def _said(error: Any) -> str:
+    """jsonschema's message, the instance it starts with (Python's repr) echoed as
+    :func:`~labtools.errors.brief` does (JSON for objects and arrays), cut short."""
+    message = str(error.message)
+    try:
+        shown = repr(error.instance)
+    except (RecursionError, ValueError):
+        return _cut(message)
+    if message.startswith(shown):
+        message = brief(error.instance) + message[len(shown) :]
+    return _cut(message)
 
 
 #: characters of a message or field built from caller input, at most
@@ -211,9 +231,12 @@ def label(pointer: str) -> str:
 
 def json_pointer(path: list[Any] | tuple[Any, ...]) -> str:
     """The JSON pointer of ``path``, cut to :data:`CUT` characters (a 1 MB key is not echoed)."""
-    return _cut(
-        "".join(f"/{escape(brief(p, CUT) if not isinstance(p, str | int) else p)}" for p in path)
-    )
+    return _cut("".join(f"/{escape(p if _plain_key(p) else brief(p, CUT))}" for p in path))
+
+
+def _plain_key(part: object) -> bool:
+    """A key or index a pointer shows as it is (a boolean shows as JSON's ``true``)."""
+    return isinstance(part, str) or (isinstance(part, int) and not isinstance(part, bool))
 
 
 def _close(word: str, allowed: list[str]) -> str | None:

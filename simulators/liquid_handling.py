@@ -24,6 +24,9 @@ move from the source container into the tip and on into the destination, as the 
   runs over into the world's ``"spill"`` container and is logged as a warning. (The adapter
   refuses a dispense its belief says would overfill; overflow happens only when the truth is
   above the belief.)
+- **All or nothing per call**: every operation of a call is checked (a tip mounted, a modelled
+  channel and tip type, no in-operation mixing, a positive flow rate) before any channel moves,
+  so a call the backend refuses leaves the world as it was, as PLR's front end then believes.
 - **Time** on the world's virtual clock (:class:`Timing`, read with :meth:`now`); channels of
   one call work in parallel, so a multi-channel step takes as long as its slowest channel.
 - A gripper (``_num_arms = 1``) for plate moves; no 96-channel head. Liquid height, blow-out air
@@ -228,14 +231,11 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
     async def aspirate(self, ops: list[SingleChannelAspiration], use_channels: list[int]) -> None:
         seconds = 0.0
         wet = self.film_fraction / (1.0 - self.film_fraction)  # film per µL under the piston
-        for op, ch in zip(ops, use_channels, strict=True):
-            _no_mix(op)
-            load = self._load(ch)
-            ref = self._ref(op.resource)
+        for op, ch, load, model, ref, duration in self._checked(ops, use_channels):
             source = self.world.contents(ref)
             piston = load.believed_ul + op.volume
             bulk = load.liquid.volume_ul - load.film_ul
-            level = self._model(ch, load).level(piston, op.volume, self._rng)
+            level = model.level(piston, op.volume, self._rng)
             need = max(level - bulk - load.air_ul, 0.0)
             film = max(wet * (bulk + need) - load.film_ul, 0.0)  # wall newly wetted
             want = need + film
@@ -254,32 +254,49 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
             load.liquid.add(drawn)
             load.film_ul += min(film, drawn.volume_ul)
             load.believed_ul = piston
-            seconds = max(seconds, self._duration(op.volume, op.flow_rate))
+            seconds = max(seconds, duration)
         self.world.clock.advance(seconds)
 
     async def dispense(self, ops: list[SingleChannelDispense], use_channels: list[int]) -> None:
         seconds = 0.0
-        for op, ch in zip(ops, use_channels, strict=True):
-            _no_mix(op)
-            load = self._load(ch)
+        for op, _, load, model, ref, duration in self._checked(ops, use_channels):
             bulk = load.liquid.volume_ul - load.film_ul
             piston = load.believed_ul - op.volume
             if piston <= _EMPTY_UL:  # emptying the tip: all but the film comes out
                 piston, out, load.air_ul = 0.0, bulk, 0.0
             else:  # what stands above the piston's new level comes out, air first
-                level = self._model(ch, load).level(piston, op.volume, self._rng)
+                level = model.level(piston, op.volume, self._rng)
                 expelled = max(bulk + load.air_ul - level, 0.0)
                 air = min(load.air_ul, expelled)
                 load.air_ul -= air
                 out = min(expelled - air, bulk)
             load.believed_ul = piston
-            self._pour(op.resource, load.liquid.take(out))
-            seconds = max(seconds, self._duration(op.volume, op.flow_rate))
+            self._pour(op.resource, ref, load.liquid.take(out))
+            seconds = max(seconds, duration)
         self.world.clock.advance(seconds)
 
-    def _pour(self, container: Any, portion: Mixture) -> None:
-        """Pour ``portion`` into ``container``; what rises above its capacity runs over."""
-        ref = self._ref(container)
+    def _checked(
+        self,
+        ops: list[SingleChannelAspiration] | list[SingleChannelDispense],
+        use_channels: list[int],
+    ) -> list[tuple[Any, int, TipLoad, ChannelModel, str, float]]:
+        """Every op of one call with its channel, tip load, channel model, container key and
+        duration (s), all checked before any channel moves: a call the hardware would refuse
+        (no tip, an unmodelled channel, in-operation mixing, a bad flow rate) moves nothing."""
+        if len(ops) != len(use_channels):
+            raise ValueError(f"{len(ops)} operations for {len(use_channels)} channels")
+        checked = []
+        for op, ch in zip(ops, use_channels, strict=True):
+            _no_mix(op)
+            load = self._load(ch)
+            model = self._model(ch, load)
+            duration = self._duration(op.volume, op.flow_rate)
+            checked.append((op, ch, load, model, self._ref(op.resource), duration))
+        return checked
+
+    def _pour(self, container: Any, ref: str, portion: Mixture) -> None:
+        """Pour ``portion`` into ``container`` (world key ``ref``); what rises above its
+        capacity runs over."""
         target = self.world.contents(ref)
         target.add(portion)
         capacity = float(getattr(container, "max_volume", None) or math.inf)
@@ -325,7 +342,15 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
         return load
 
     def _model(self, channel: int, load: TipLoad) -> ChannelModel:
-        return self.channels[channel][_nominal(load.tip)]
+        if isinstance(channel, bool) or not isinstance(channel, int):
+            raise TypeError(f"a channel is an int, not {brief(channel)}")
+        if not 0 <= channel < self._num_channels:
+            raise ValueError(f"channel {channel} does not exist ({self._num_channels} channels)")
+        model = self.channels[channel].get(_nominal(load.tip))
+        if model is None:
+            tip_ul = _nominal(load.tip)
+            raise ValueError(f"channel {channel} is not modelled with {tip_ul:g} µL tips")
+        return model
 
     def _ref(self, container: Any) -> str:
         """The world's name for a PLR container: ``"<plate>:<well>"`` or the container's name."""

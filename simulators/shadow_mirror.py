@@ -5,8 +5,9 @@ name (the two decks are built from the same configuration), and :meth:`~DeckMirr
 copies, in one pass over the pairs, what PLR believes on the real deck onto the twin's:
 
 - every container's volume tracker (committed and pending volume);
-- every tip spot's tip, and each channel's tip (its origin and the volume it holds) — the twin
-  keeps its own tip objects, made by its own spots;
+- every tip spot's tip, and each channel's tip (its origin and the volume it holds), committed
+  and pending alike (PLR's ``has_tip`` reads the pending one) — the twin keeps its own tip
+  objects, made by its own spots;
 - where each plate sits (a plate the real lab moved is re-seated on the twin's site of that
   name: rare, and only then through PLR's assignment);
 - what the physics backend knows of the mounted tips (a tip the twin did not pick up itself
@@ -56,6 +57,14 @@ def mirrors(real: dict[str, Instrument], twin: dict[str, Instrument]) -> dict[st
     return out
 
 
+_NO_TIP = (None, None, None)
+
+
+def _held(tip: Any, pending: Any) -> Any:
+    """The tip a channel holds as PLR answers ``has_tip``: the pending one, else the committed."""
+    return pending if pending is not None else tip
+
+
 def _deck_of(resource: Any) -> Deck | None:
     while resource is not None and not isinstance(resource, Deck):
         resource = resource.parent
@@ -90,37 +99,53 @@ class DeckMirror:
             theirs.volume = mine.volume
             theirs.pending_volume = mine.pending_volume
         for mine, spot in self._spots:
-            has = tip_fields(mine)[0] is not None
-            if has != (tip_fields(spot.tracker)[0] is not None):
-                tip = spot.make_tip() if has else None
-                set_tip_fields(spot.tracker, tip, tip, spot)
+            tip, pending, _ = tip_fields(mine)
+            twin_tip, twin_pending, _ = tip_fields(spot.tracker)
+            if (tip is None, pending is None) != (twin_tip is None, twin_pending is None):
+                made = spot.make_tip() if tip is not None or pending is not None else None
+                set_tip_fields(
+                    spot.tracker,
+                    made if tip is not None else None,
+                    made if pending is not None else None,
+                    spot,
+                )
         for plate, twin_plate in self._plates:
             self._seat(plate, twin_plate)
         if self._sync_head():
             self._sync_backend()
 
     def _sync_head(self) -> bool:
-        """Each twin channel's tip as the real channel's; whether any tip changed."""
+        """Each twin channel's tip as the real channel's — the committed tip and the pending one
+        (PLR's ``has_tip`` reads the pending one) — and its volume; whether any tip changed."""
         changed = False
         real_head = self.real.plr.head
         for channel, theirs in self.twin.plr.head.items():
             mine = real_head.get(channel)
-            tip = tip_fields(mine)[0] if mine is not None else None
-            twin_tip, _, twin_origin = tip_fields(theirs)
-            if tip is None:
-                if twin_tip is not None:
+            tip, pending, real_origin = tip_fields(mine) if mine is not None else _NO_TIP
+            twin_tip, twin_pending, twin_origin = tip_fields(theirs)
+            held = _held(tip, pending)
+            if held is None:
+                if twin_tip is not None or twin_pending is not None:
                     set_tip_fields(theirs, None, None, None)
                     changed = True
                 continue
-            assert mine is not None
-            origin = self._spot_of.get(id(tip_fields(mine)[2]))
-            if twin_tip is None or twin_origin is not origin:
-                twin_tip = origin.make_tip() if origin is not None else copy.deepcopy(tip)
-                set_tip_fields(theirs, twin_tip, twin_tip, origin)
+            origin = self._spot_of.get(id(real_origin))
+            twin_held = _held(twin_tip, twin_pending)
+            if (
+                twin_held is None
+                or twin_origin is not origin
+                or (tip is None) != (twin_tip is None)
+                or (pending is None) != (twin_pending is None)
+            ):
+                twin_held = origin.make_tip() if origin is not None else copy.deepcopy(held)
+                committed = twin_held if tip is not None else None
+                set_tip_fields(
+                    theirs, committed, twin_held if pending is not None else None, origin
+                )
                 changed = True
-            volumes = (tip.tracker.volume, tip.tracker.pending_volume)
-            if (twin_tip.tracker.volume, twin_tip.tracker.pending_volume) != volumes:
-                twin_tip.tracker.volume, twin_tip.tracker.pending_volume = volumes
+            volumes = (held.tracker.volume, held.tracker.pending_volume)
+            if (twin_held.tracker.volume, twin_held.tracker.pending_volume) != volumes:
+                twin_held.tracker.volume, twin_held.tracker.pending_volume = volumes
                 changed = True
         return changed
 
@@ -133,7 +158,7 @@ class DeckMirror:
         saved = backend.snapshot()
         loads: dict[int, TipLoad] = {}
         for channel, tracker in self.twin.plr.head.items():
-            tip = tip_fields(tracker)[0]
+            tip = _held(*tip_fields(tracker)[:2])
             if tip is None:
                 continue
             load = saved.loads.get(channel)

@@ -11,7 +11,7 @@ from pathlib import Path
 from fakes import FakeLiquidHandler
 
 #: the longest a build waits for its gate (s): a test that forgets to open it fails, not hangs
-PATIENCE_S = 60.0
+PATIENCE_S = 300.0
 
 
 class GatedLiquidHandler(FakeLiquidHandler):

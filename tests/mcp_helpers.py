@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TESTS = Path(__file__).parent
 FAKE_LAB = TESTS / "fake_lab.toml"
+#: the longest a spawned server may take to start (s): ~3 s idle, far more on a loaded machine
+SERVER_START_S = 240.0
 
 
 def serve_command(*extra: str, lab: str | Path = FAKE_LAB) -> list[str]:
@@ -38,6 +42,27 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen[Any], log: IO[str] | None = None) -> None:
+    """Return once ``process`` accepts connections on ``port``; raise if it exits first, or
+    takes over :data:`SERVER_START_S`, with what it wrote to ``log`` (or to its stderr pipe)."""
+    deadline = time.monotonic() + SERVER_START_S
+    while True:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        exited = process.poll() is not None
+        if exited or time.monotonic() > deadline:
+            said = ""
+            if log is not None:
+                log.seek(0)
+                said = log.read()
+            elif exited and process.stderr is not None:  # a pipe: read only once it is closed
+                said = process.stderr.read()
+            what = "exited" if exited else f"did not open port {port} in {SERVER_START_S:.0f} s"
+            raise RuntimeError(f"the server {what}: {said}")
+        time.sleep(0.1)
 
 
 def refusal(result: Any) -> dict[str, Any]:

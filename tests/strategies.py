@@ -37,8 +37,9 @@ def conforming(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.fixed_dictionaries({k: conforming(v) for k, v in props.items()})
     if kind == "array":
         return st.lists(conforming(schema["items"]), max_size=3)
-    if kind == "integer":
-        return st.integers(min_value=-3, max_value=12) | st.just(10**12)
+    if kind == "integer":  # JSON Schema counts an integral number such as 2.0 an integer
+        small = st.integers(min_value=-3, max_value=12)
+        return small | small.map(float) | st.just(10**12)
     if kind == "number":
         return st.floats(min_value=-1e4, max_value=1e6) | st.sampled_from([0.0, 1.0, 50.0, 600])
     if kind == "string":
@@ -97,6 +98,33 @@ def mutated(
     elif isinstance(parent, dict):
         parent[draw(st.text(max_size=6))] = draw(values)
     return value
+
+
+def integers_as_floats(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` (an instance of ``schema``) with every integer the schema declares written as
+    the integral float JSON may carry (``2`` → ``2.0``)."""
+    kind = schema.get("type")
+    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value) if abs(value) < 2**53 else value
+    if kind == "object" and isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: integers_as_floats(props[k], v) if k in props else v for k, v in value.items()}
+    if kind == "array" and isinstance(value, list):
+        return [integers_as_floats(schema["items"], v) for v in value]
+    return value
+
+
+def integer_paths(schema: dict[str, Any], path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where ``schema`` declares integers: property names, ``None`` for every array item."""
+    kind = schema.get("type")
+    if kind == "integer":
+        return [path]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return [p for k, v in props.items() for p in integer_paths(v, (*path, k))]
+    if kind == "array":
+        return integer_paths(schema["items"], (*path, None))
+    return []
 
 
 # -- what an LLM (or a careless Python caller) sends ----------------------------------------------

@@ -1,10 +1,16 @@
-"""The labtools command line: tools, call."""
+"""The labtools command line: tools, call, eval, export, and a closed pipe."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from importlib import resources
+
+import pytest
+
+from labtools.cli import SIGPIPE_STATUS
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -44,8 +50,6 @@ def test_log_level_io_shows_the_firmware_strings_on_stderr_and_keeps_stdout_json
 
 def test_a_bad_lab_file_is_one_stderr_line_and_exit_code_2_for_every_command(tmp_path) -> None:
     """8 channels asked of a 4-channel backend: refused as the file is read, by each command."""
-    from importlib import resources
-
     text = (resources.files("labtools.simulators") / "virtual_lab.toml").read_text("utf-8")
     bad = tmp_path / "bad.toml"
     bad.write_text(
@@ -72,3 +76,76 @@ def test_a_bad_lab_file_is_one_stderr_line_and_exit_code_2_for_every_command(tmp
         result.stderr
         == f"labtools: {syntax}: TOML syntax error: Invalid value (at line 1, column 8)\n"
     )
+
+
+def test_eval_with_fewer_seeds_than_k_reports_what_it_can_and_exports(tmp_path) -> None:
+    """pass^3 of 2 seeds is not reported (and said so), the rest is, and --export writes."""
+    base = ("eval", "--task", "dye_quantification", "--agent", "expert", "--json")
+    two = run(*base, "--seeds", "2", "--export", str(tmp_path))
+    assert two.returncode == 0, two.stderr
+    report = json.loads(two.stdout)
+    assert report["seeds"] == 2 and report["k"] == 3 and report["pass_k"] is None
+    assert "pass^3 not reported: it needs at least 3 seeds, and 2 ran" in two.stderr
+    exported = (tmp_path / "dye_quantification.jsonl").read_text("utf-8").splitlines()
+    assert len(exported) == 2
+    same = json.loads(run(*base, "--seeds", "2", "--k", "2").stdout)
+    assert same["mean_reward"] == report["mean_reward"]
+    assert same["pass_k"] in (0.0, 1.0)  # two seeds, both must pass: all or nothing
+    table = run("eval", "--task", "dye_quantification", "--seeds", "1")
+    assert table.returncode == 0 and "n/a" in table.stdout
+    refused = run(*base, "--seeds", "0")
+    assert refused.returncode == 2
+    assert refused.stderr == "labtools eval: --seeds must be 1 or more, not 0\n"
+
+
+@pytest.mark.parametrize(
+    "command", [("tools",), ("tools", "--names"), ("eval", "--list"), ("call", "lh_get_deck")]
+)
+def test_a_closed_pipe_ends_a_command_quietly(command: tuple[str, ...]) -> None:
+    """``labtools tools | head``: the reader is gone before the output is written."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, as after head has exited
+    try:
+        ended = subprocess.run(
+            [sys.executable, "-m", "labtools", *command],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        os.close(write)
+    assert ended.stderr == ""
+    assert ended.returncode == SIGPIPE_STATUS == 141
+
+
+def test_export_from_the_command_line_equals_the_python_export(tmp_path) -> None:
+    """The same bundle from ``labtools export JOURNAL`` as from ``write_bundle`` in Python:
+    every spectrometer pixel, and the lab configuration, named by the journal itself."""
+    from labtools import Lab
+    from labtools.journal import read_journal
+    from labtools.records import Bundle, spectra, write_bundle
+
+    journal = tmp_path / "journal.jsonl"
+    with Lab.virtual(seed=5, journal=journal) as lab:
+        lab.call("spec_set_integration_time", {"time": {"value": 100, "unit": "millisecond"}})
+        lab.call("spec_acquire_dark", {"scans": 1}).unwrap()
+        lab.call("spec_acquire_reference", {"scans": 1}).unwrap()
+        inline = lab.call("spec_measure_absorbance", {"scans": 1}).unwrap()
+        pixels = lab.data(inline["data"])
+        python = write_bundle(lab.journal.events(), tmp_path / "python", resolve=lab.data)
+    cli = run("export", str(journal), "--out", str(tmp_path / "cli"))
+    assert cli.returncode == 0, cli.stderr
+    exported = Bundle.open(tmp_path / "cli")
+    assert exported.files == python.files and exported.hash == python.hash
+    (spectrum,) = spectra(read_journal(journal))
+    assert spectrum.wavelengths == pixels["wavelengths_nm"]  # every pixel, not the 72 inline
+    assert len(spectrum.wavelengths) > 10 * len(inline["wavelengths"])
+    jdx = (exported.path / "spectra" / "001.jdx").read_text("utf-8")
+    kept = sum(y is not None for y in pixels["absorbance"])
+    assert f"##NPOINTS={kept}\n" in jdx
+    config = (exported.path / "virtual_lab.toml").read_text("utf-8")
+    packaged = resources.files("labtools.simulators").joinpath("virtual_lab.toml")
+    assert config == packaged.read_text("utf-8")
+    described = json.loads((exported.path / "lab.json").read_text("utf-8"))
+    assert described["config"] == "virtual_lab.toml" and described["overrides"] == {"seed": 5}

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import subprocess
+import sys
+
 import pytest
 
 from labtools import Lab
-from labtools.config import ConfigError, build_config, import_object, load_config
+from labtools.config import (
+    ConfigError,
+    build_config,
+    import_object,
+    load_config,
+    shadowing_modules,
+)
 
 
 def test_the_fake_lab_loads_from_toml_with_an_instrument_reference(tmp_path) -> None:
@@ -344,3 +355,43 @@ def test_a_constructor_that_fails_outright_is_a_config_error_naming_its_table(
     with pytest.raises(ConfigError) as caught:
         Lab.load(path)
     assert "[shared.backend]" in str(caught.value) and said in str(caught.value)
+
+
+def test_a_user_file_shadowing_an_installed_module_is_named_with_the_real_cause(
+    tmp_path,
+) -> None:
+    """A script named serial.py that loads a lab: PyLabRobot's ``import serial`` imports the
+    script again, mid-import; the error names the file and keeps the real cause."""
+    script = tmp_path / "serial.py"
+    script.write_text("from labtools import Lab\n\nLab.virtual(seed=0)\n", encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path
+    )
+    assert ran.returncode == 1
+    last = ran.stderr.strip().splitlines()[-1]
+    installed = importlib.util.find_spec("serial")
+    assert installed is not None and installed.origin is not None
+    assert last.startswith("labtools.config.ConfigError: ")
+    assert "(it is only partly imported: an import cycle)" in last
+    assert f"{script} shadows the installed module 'serial' ({installed.origin})" in last
+    assert "The above exception was the direct cause" in ran.stderr  # the chain is kept
+    assert "AttributeError" in ran.stderr or "ImportError" in ran.stderr
+
+
+def test_a_module_from_a_user_folder_hiding_an_installed_one_is_found(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import_object`` of a class the shadowing module lacks: the file is named."""
+    (tmp_path / "serial.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "serial", raising=False)
+    importlib.invalidate_caches()
+    assert import_object("serial:VALUE") == 1
+    with pytest.raises(ConfigError) as missing:
+        import_object("serial:Serial")
+    assert str(missing.value).startswith("'serial' has no 'Serial'; ")
+    assert f"{tmp_path / 'serial.py'} shadows the installed module 'serial'" in str(missing.value)
+    assert isinstance(missing.value.__cause__, AttributeError)
+    assert [s for s in shadowing_modules() if "'serial'" in s] != []
+    monkeypatch.delitem(sys.modules, "serial")
+    assert [s for s in shadowing_modules() if "'serial'" in s] == []

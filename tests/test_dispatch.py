@@ -317,7 +317,7 @@ def virtual_lab():
 def test_a_non_string_key_is_invalid_arguments_on_every_tool(virtual_lab: Lab) -> None:
     # was instrument_error, from a TypeError while wording the error (difflib on an int)
     for name in virtual_lab.tool_names():
-        for arguments, field in (({1: 2}, "/1"), ({None: 0, "x": 1}, "/None"), ({(1,): 2}, None)):
+        for arguments, field in (({1: 2}, "/1"), ({None: 0, "x": 1}, "/null"), ({(1,): 2}, None)):
             before = virtual_lab.state()
             error = err(virtual_lab.call(name, arguments), "invalid_arguments")
             assert "keys must be strings" in error["message"], (name, error)
@@ -405,7 +405,7 @@ def test_journal_lines_are_strict_json(tmp_path) -> None:
     )  # strict JSON cannot hold NaN: as text
     assert events[3]["arguments"]["items"][0]["volume"] == 10**400  # a big int is JSON
     assert events[4]["arguments"]["items"][0]["volume"] == "<int too large to print>"
-    assert events[5]["arguments"] == {"(1, 2)": 3, "4": "NaN"}
+    assert events[5]["arguments"] == {"[1,2]": 3, "4": "NaN"}  # keys JSON cannot hold, as text
 
 
 def test_every_error_code_is_declared_once() -> None:
@@ -431,3 +431,75 @@ def test_an_argument_sent_to_a_tool_that_takes_none_says_so() -> None:
         "field": "/plate",
         "hint": "this tool takes no arguments: send {}",
     }
+
+
+def _method(lab: Lab, spec: object) -> object:
+    return getattr(getattr(lab, spec.instrument), spec.method)  # type: ignore[attr-defined]
+
+
+def test_proxy_methods_carry_each_tools_signature_and_docstring(virtual_lab: Lab) -> None:
+    import inspect
+
+    from labtools.units import DIMENSIONS
+
+    aliases = {"volume": "Volume", "wavelength": "Wavelength", "duration": "Duration"}
+    aliases |= {"temperature": "Temperature"}
+    seen_quantity = 0
+    for spec in virtual_lab.tool_specs():
+        method = _method(virtual_lab, spec)
+        signature = inspect.signature(method)
+        assert method.__name__ == spec.method
+        assert method.__doc__.startswith(spec.description)
+        assert list(signature.parameters) == [p.name for p in spec.params]
+        for param, shown in zip(spec.params, signature.parameters.values(), strict=True):
+            assert shown.default is param.default
+            assert f"    {param.name}: {param.description}" in method.__doc__
+            if param.dimension is not None:
+                assert param.dimension in DIMENSIONS.values()
+                assert shown.annotation == f"{aliases[param.dimension.name]} | str"
+                seen_quantity += 1
+    assert seen_quantity >= 10
+
+
+def test_help_shows_argument_names_kinds_units_and_defaults(virtual_lab: Lab) -> None:
+    import pydoc
+
+    text = pydoc.render_doc(virtual_lab.lh.transfer, renderer=pydoc.plaintext)
+    assert (
+        "transfer(transfers: 'Sequence[Transfer]', tip_rack: 'str', "
+        "tips: \"Literal['new', 'per_source', 'reuse', 'mounted']\" = 'new', "
+        "channels: 'Sequence[int]' = (), mix_cycles: 'int' = 0, "
+        "mix_volume: 'Volume | str' = {'value': 0.0, 'unit': 'microliter'}) -> 'TransferDone'"
+    ) in text
+    assert "Keys: source (str), destination (str), volume (Volume | str)." in text
+    assert "Allowed: 0–1000 microliter." in text
+    reading = pydoc.render_doc(virtual_lab.reader.read_absorbance, renderer=pydoc.plaintext)
+    assert "read_absorbance(plate: 'str', wavelength: 'Wavelength | str', wells:" in reading
+    assert "a string such as '50 nanometer'" in reading
+
+
+def test_the_signatures_defaults_are_the_ones_a_call_gets(virtual_lab: Lab) -> None:
+    import inspect
+
+    transfers = [{"source": "reservoir:A1", "destination": "plate_1:A1", "volume": "20 uL"}]
+    bound = inspect.signature(virtual_lab.lh.transfer).bind(transfers, "tips_300ul")
+    bound.apply_defaults()
+    virtual_lab.lh.transfer(*bound.args, **bound.kwargs)
+    virtual_lab.lh.transfer(transfers, "tips_300ul")
+    first, second = (e["arguments"] for e in virtual_lab.journal.events()[-2:])
+    assert first == second and first["mix_volume"] == {"value": 0.0, "unit": "microliter"}
+    with pytest.raises(TypeError):  # the signature refuses what the call refuses
+        inspect.signature(virtual_lab.lh.transfer).bind(transfers, "tips_300ul", speed=3)
+
+
+def test_dir_lists_the_tools_for_completion(virtual_lab: Lab) -> None:
+    for name in ("lh", "reader", "spec"):
+        methods = sorted(s.method for s in virtual_lab.tool_specs() if s.instrument == name)
+        assert sorted(dir(getattr(virtual_lab, name))) == sorted([*methods, "instrument"])
+    assert "transfer" in dir(virtual_lab.lh) and "read_absorbance" in dir(virtual_lab.reader)
+    with pytest.raises(AttributeError, match="lh has no tool 'transfers'"):
+        virtual_lab.lh.transfers  # noqa: B018
+    assert not hasattr(virtual_lab.lh, "__wrapped__")  # dunder lookups are not tools
+    import copy
+
+    assert copy.copy(virtual_lab.lh).get_deck.__name__ == "get_deck"  # no lookup loop

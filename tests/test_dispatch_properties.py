@@ -1,9 +1,12 @@
 """Property tests: whatever JSON arrives, lab.call answers with a structured result.
 
 - no exception escapes ``lab.call``;
-- every rejection has a code from the closed set, a message, and a field where one applies;
+- every rejection has a code from the closed set, a message, and a field where one applies, and
+  none is an ``instrument_error`` (the driver never sees input it cannot handle);
 - ``lab.state()`` is identical before and after each rejected call;
-- the dispatcher's schema check accepts exactly what jsonschema accepts on the exported schema.
+- the dispatcher's schema check accepts exactly what jsonschema accepts on the exported schema;
+- an integral number where an integer is declared (``2.0``, which JSON Schema counts an integer)
+  reaches the instrument as that exact ``int``, nested ones too, and binds as the integer does.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import VIRTUAL_LAB_TOOLS, conforming, json_values, mutated
+from strategies import (
+    VIRTUAL_LAB_TOOLS,
+    conforming,
+    integer_paths,
+    integers_as_floats,
+    json_values,
+    mutated,
+)
 
 from labtools.errors import ERROR_CODES, ToolError
 
@@ -47,6 +57,7 @@ def check_call(lab, name: str, arguments: object) -> None:
         return
     error = result.error
     assert error["code"] in ERROR_CODES
+    assert error["code"] != "instrument_error", f"{name}: bad input reached the driver: {error}"
     assert isinstance(error["message"], str) and error["message"]
     if error["code"] in ARGUMENT_CODES:
         assert isinstance(error["field"], str), error
@@ -95,3 +106,79 @@ class TestEveryTool:
             spec.bind(arguments)
         except ToolError as error:  # only the limits stage may refuse schema-valid arguments
             assert error.code == "out_of_range" or error.message.endswith("not a finite number")
+
+
+#: the virtual lab's tools that declare integers (channels, cycles, reads, scans)
+INTEGER_TOOLS = [
+    "lh_pick_up_tips",
+    "lh_drop_tips",
+    "lh_aspirate",
+    "lh_dispense",
+    "lh_transfer",
+    "lh_mix",
+    "reader_read_absorbance_kinetic",
+    "spec_acquire_dark",
+    "spec_acquire_reference",
+    "spec_acquire_spectrum",
+    "spec_measure_absorbance",
+]
+
+
+def test_integer_tools_are_those_declaring_integers(module_lab) -> None:
+    declaring = [
+        name for name in VIRTUAL_LAB_TOOLS if integer_paths(module_lab.tool_spec(name).input_schema)
+    ]
+    assert declaring == INTEGER_TOOLS
+
+
+def _bound_at(value: object, path: tuple) -> list[object]:
+    """The bound values at an :func:`integer_paths` path (every item for ``None``)."""
+    if not path:
+        return [value]
+    key, rest = path[0], path[1:]
+    if key is None:
+        return [v for item in value for v in _bound_at(item, rest)]  # type: ignore[attr-defined]
+    return _bound_at(value[key], rest) if isinstance(value, dict) and key in value else []
+
+
+@pytest.mark.parametrize("tool", INTEGER_TOOLS)
+@SETTINGS
+@given(data=st.data())
+def test_integral_numbers_bind_to_exact_integers(module_lab, tool: str, data) -> None:
+    spec = module_lab.tool_spec(tool)
+    arguments = data.draw(conforming(spec.input_schema))
+    floated = integers_as_floats(spec.input_schema, arguments)
+    assert spec.accepts(floated)
+    try:
+        expected = spec.bind(arguments)
+    except ToolError as error:
+        with pytest.raises(ToolError) as caught:
+            spec.bind(floated)
+        assert (caught.value.code, caught.value.field) == (error.code, error.field)
+        return
+    bound = spec.bind(floated)
+    assert bound == expected
+    for path in integer_paths(spec.input_schema):
+        for value in _bound_at(bound, path):
+            assert type(value) is int, (path, value)
+
+
+def test_an_integral_channel_in_a_batch_is_that_channel() -> None:
+    """``{"channel": 2.0}`` among other items once passed the schema and failed in the backend
+    (``instrument_error``) after the other channels had moved; it is channel 2."""
+    from labtools import Lab
+
+    with Lab.virtual(seed=0) as lab:
+        assert lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0.0, 2.0]}).ok
+        items = [
+            {"channel": ch, "well": "reservoir:A1", "volume": {"value": 20, "unit": "microliter"}}
+            for ch in (0, 2.0)
+        ]
+        for tool, extra in (("lh_aspirate", {}), ("lh_mix", {"cycles": 2.0}), ("lh_dispense", {})):
+            result = lab.call(tool, {"items": items, **extra})
+            assert result.ok, result.error
+            assert [type(it["channel"]) for it in result.data["items"]] == [int, int]
+        channels = lab.state()["lh"]["channels"]
+        assert [c["tip"] is not None for c in channels[:3]] == [True, False, True]
+        backend = lab.instruments["lh"].plr.backend
+        assert backend.tip_contents(2).volume_ul < 1.0  # only the film: it dispensed what it drew

@@ -20,10 +20,9 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 
 import pytest
 from faults import RAISED
-from mcp_helpers import free_port, virtual_lab_file
+from mcp_helpers import SERVER_START_S, free_port, virtual_lab_file, wait_for_port
 
 from labtools.errors import ERROR_CODES
 
@@ -41,6 +40,8 @@ INSPECTOR = INTEROP / "node_modules" / ".bin" / "mcp-inspector"
 LABTOOLS = Path(sys.executable).with_name("labtools")
 NM = "nanometer"
 UL = {"value": 50, "unit": "microliter"}
+#: the longest a client's run may take on a loaded machine (s; 4–10 s idle)
+RUN_S = 600
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -78,23 +79,14 @@ def _http_server(lab_file: Path) -> Iterator[str]:
     """``labtools serve --transport http`` for ``lab_file``, while in the block: its URL."""
     port = free_port()
     command = [str(LABTOOLS), "serve", "--lab", str(lab_file), "--transport", "http"]
-    server = subprocess.Popen(
-        [*command, "--port", str(port)], env=_env(), stderr=subprocess.PIPE, text=True
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the HTTP server did not start: {server.stderr}") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with tempfile.TemporaryFile("w+") as log:  # a file: a pipe nobody reads fills and blocks
+        server = subprocess.Popen([*command, "--port", str(port)], env=_env(), stderr=log)
+        try:
+            wait_for_port(port, server, log)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            server.terminate()
+            server.wait(timeout=RUN_S)
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -108,11 +100,13 @@ def target(request: pytest.FixtureRequest, lab_file: Path) -> list[str]:
 def inspector(target: list[str], method: str, *options: str) -> tuple[int, Any, str]:
     """Run the Inspector CLI once: its exit code, its stdout as JSON (or None), its stderr."""
     environment = ["-e", f"PYTHONPATH={TESTS}"] if len(target) > 1 else []
+    # its own ceiling for the server's start (15 s) is too short for a loaded machine
+    options = (*options, "--connect-timeout", f"{SERVER_START_S * 1000:.0f}", *environment)
     run = subprocess.run(
-        [str(INSPECTOR), "--cli", "--method", method, *options, *environment, "--", *target],
+        [str(INSPECTOR), "--cli", "--method", method, *options, "--", *target],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=RUN_S,
         env=_env(),
         cwd=INTEROP,
     )
@@ -230,7 +224,7 @@ def test_an_unknown_tool_reaches_the_typescript_client_as_a_tool_error(target: l
         ["node", str(INTEROP / "call_tool.mjs"), "lh_aspirat", "{}", *target],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=RUN_S,
         env=_env(),
         cwd=INTEROP,
     )
@@ -312,7 +306,7 @@ def test_the_tasks_extension_requester_runs_follows_and_cancels_long_calls(
         ["node", str(INTEROP / "tasks_extension.mjs"), *tasks_target],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=RUN_S,
         env=_env(),
         cwd=INTEROP,
     )

@@ -50,7 +50,7 @@ class RawStdio:
     def close(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
-        self.process.wait(timeout=20)
+        self.process.wait(timeout=120)
 
 
 def test_garbage_and_invalid_json_rpc_leave_the_server_answering() -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_server
+from mcp_helpers import free_port, refusal, serve_command, server_env, stdio_server, wait_for_port
 
 from labtools.demo.protocol import with_tip
 from labtools.server import build_server
@@ -161,20 +160,6 @@ def test_progress_notifications_and_data_resources() -> None:
     anyio.run(main)
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(process.stderr.read() if process.stderr else "server exited")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError(f"port {port} never opened")
-
-
 def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
     port = free_port()
     process = subprocess.Popen(
@@ -184,7 +169,7 @@ def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
         text=True,
     )
     try:
-        _wait_for_port(port, process)
+        wait_for_port(port, process)
         url = f"http://127.0.0.1:{port}/mcp"
         assert process.stderr is not None
         assert process.stderr.readline() == f"labtools: serving MCP on {url}\n"
@@ -205,7 +190,7 @@ def test_streamable_http_on_loopback_with_a_bearer_token() -> None:
         anyio.run(main)
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=120)
 
 
 def test_binding_off_loopback_needs_a_token() -> None:
@@ -214,7 +199,7 @@ def test_binding_off_loopback_needs_a_token() -> None:
         env={**server_env(), "LABTOOLS_TOKEN": ""},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr

@@ -352,7 +352,7 @@ def test_a_recorded_session_replays_against_the_driver() -> None:
     recording = live.transport.record()
     recorded = session(Lab([live]))
     with expected_protocol(recording.pairs()) as link:
-        assert session(Lab([OBPSpectrometer("spec", link, md5=False)])) == recorded
+        assert session(Lab([OBPSpectrometer("spec", link)])) == recorded  # MD5 both ways
 
 
 def test_reconnecting_sends_the_integration_time_again() -> None:

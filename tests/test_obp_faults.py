@@ -198,3 +198,42 @@ def test_the_emulator_saw_every_setting_at_most_as_often_as_needed(rig: Rig) -> 
     }
     assert rig.tap.count(SPECTRUM) == 3
     assert rig.spec.link is not None and rig.spec.link.require_checksum is True
+
+
+def test_checksums_are_on_by_default_so_a_flipped_payload_byte_is_an_instrument_error() -> None:
+    """Built with no ``md5`` argument (as a lab file without the key builds it), a byte
+    flipped in a spectrum's payload is a typed ``instrument_error`` whose hint says the
+    belief may be stale; with ``md5=False`` (the switch) the same flip comes back as data."""
+    from labtools.lab import STALE_BELIEF
+
+    world = World(seed=3)
+    world.fill("cuvette", Mixture.solution(3000, {"tartrazine": 10e-6}))
+    emulator = OBPEmulator(world, "FLAME-S")
+    tap = Tap(emulator)
+    outcomes = {}
+    with OBPSocketServer(emulator) as server, OBPProxy(server.port) as proxy:
+        for md5 in (None, False):
+            kwargs = {} if md5 is None else {"md5": md5}
+            lab = Lab([OBPSpectrometer("spec", proxy.url, timeout=TIMEOUT_S, **kwargs)])
+            try:
+                assert lab.call("spec_set_integration_time", _ms(20)).ok
+                fault = proxy.arm("flip", SPECTRUM, offset=100)
+                result = lab.call("spec_acquire_spectrum", {"scans": 1})
+                assert fault.fired.wait(5.0)
+                if result.ok:
+                    counts = np.asarray(lab.data(result.data["data"])["counts"])
+                    sent = np.frombuffer(tap.last(SPECTRUM).data, dtype="<u2")
+                    outcomes[md5] = ("data", bool(np.array_equal(counts, sent)))
+                else:
+                    outcomes[md5] = (result.error["code"], STALE_BELIEF in result.error["hint"])
+            finally:
+                lab.close()
+    assert outcomes == {None: ("instrument_error", True), False: ("data", False)}
+
+
+def test_the_virtual_spectrometer_checksums_too() -> None:
+    from labtools.drivers.ocean.protocol import Checksum
+
+    with Lab.virtual(seed=0) as lab:
+        link = lab.instruments["spec"].link
+        assert link is not None and link.checksum == Checksum.MD5 and link.require_checksum

@@ -113,8 +113,12 @@ def test_two_clients_share_one_device(server: OBPSocketServer) -> None:
 def test_stop_closes_connections_and_threads(world: World) -> None:
     srv = OBPSocketServer(OBPEmulator(world)).start()
     port = srv.port
+    listening = threading.active_count()
     client = socket.create_connection(("127.0.0.1", port))
-    time.sleep(0.05)  # let the server accept it
+    deadline = time.monotonic() + 120
+    while threading.active_count() == listening:  # accepted: a thread serves the connection
+        assert time.monotonic() < deadline, "the server never accepted the connection"
+        time.sleep(0.01)
     before = threading.active_count()
     srv.stop()
     assert threading.active_count() < before

@@ -33,7 +33,7 @@ from labtools.config import ConfigError
 from labtools.drivers.ocean import SeaBreezeSpectrometer
 from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.protocol import Flag, OBPMessage, decode
-from labtools.errors import NotSupported
+from labtools.errors import NotSupported, install_hint
 from labtools.simulators.spectrometer import OBPEmulator, OBPSession, virtual_spectrometer
 from labtools.simulators.world import Mixture, World
 from tests.fresh_process import python_json
@@ -409,7 +409,7 @@ def test_without_seabreeze_setup_says_what_to_install(monkeypatch: pytest.Monkey
     spectrometer = SeaBreezeSpectrometer("spec", "seabreeze://", "STS")
     with pytest.raises(NotSupported) as refused:
         asyncio.run(spectrometer.setup())
-    assert "labtools-sdk[ocean]" in (refused.value.hint or "")
+    assert install_hint("ocean") in (refused.value.hint or "")
 
 
 def test_seabreeze_is_imported_only_when_a_device_is_opened() -> None:

@@ -2,7 +2,8 @@
 
 One server for the module (uvicorn on a free local port, in a thread), at most four
 connections at once, and one for 32; OpenEnv is imported in the tests, not at collection (it
-takes seconds).
+takes seconds). Every wait has a ceiling for a loaded machine, and neither end pings: the
+server and its clients share this process, so a busy spell would go unanswered.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ SUBMIT = {
         d: ZERO for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
     }
 }
+#: the longest the server may take to start, a client to connect, or an answer to come (s)
+PATIENCE_S = 300
 
 
 @contextlib.contextmanager
@@ -39,10 +42,11 @@ def _served(application: Any) -> Iterator[str]:
     """``application`` served by uvicorn on a free local port, in a thread; its URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, log_level="critical"))
+    config = uvicorn.Config(application, log_level="critical", ws_ping_interval=None)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE_S
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.02)
@@ -50,7 +54,7 @@ def _served(application: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
-        thread.join(10)
+        thread.join(PATIENCE_S)
         sock.close()
 
 
@@ -65,7 +69,12 @@ def url() -> Iterator[str]:
 def _client(url: str) -> Any:
     from openenv.core.mcp_client import MCPToolClient  # type: ignore[import-untyped]
 
-    return MCPToolClient(base_url=url, message_timeout_s=120)
+    return MCPToolClient(
+        base_url=url,
+        connect_timeout_s=PATIENCE_S,
+        message_timeout_s=PATIENCE_S,
+        websocket_ping_interval_s=None,
+    )
 
 
 def test_an_episode_through_openenvs_client(url: str) -> None:
@@ -143,7 +152,8 @@ def test_concurrent_sessions_are_independent_and_one_more_is_refused(url: str) -
             await env.reset(seed=1)
         await env.close()
         ws = url.replace("http://", "ws://") + "/ws"
-        async with websockets.connect(ws) as raw:  # the wire: a structured error, then close
+        # the wire: a structured error, then close
+        async with websockets.connect(ws, open_timeout=PATIENCE_S) as raw:
             message = json.loads(await raw.recv())
         if isinstance(caught.value, RuntimeError):
             assert "CAPACITY_REACHED" in str(caught.value)

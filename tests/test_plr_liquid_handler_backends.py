@@ -163,3 +163,27 @@ def test_builds_from_a_lab_configuration() -> None:
     assert isinstance(handler, PLRLiquidHandler) and handler.limits.channels == 8
     assert handler.labels == {"reservoir:A1": "tartrazine 500 µM"}
     assert config.clock is config.shared["world"].clock
+
+
+@pytest.mark.parametrize("kind", ["aspirate", "dispense"])
+def test_the_physics_backend_moves_all_channels_or_none(kind: str) -> None:
+    """A call the physics backend refuses for one channel (here a flow rate of 0 on the second)
+    moves no channel: the world, its clock and its noise stay as they were, and PLR, told of the
+    failure, rolls its trackers back."""
+    setup = rig(seed=2)
+    setup.ok("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0, 1]})
+    items = [{"channel": ch, "well": "reservoir:A1", "volume": ul(50)} for ch in (0, 1)]
+    setup.ok("lh_aspirate", {"items": items})
+    before = setup.snapshot()
+    wells = [setup.well("plate_1:A1"), setup.well("plate_1:B1")]
+    call = setup.handler.plr.aspirate if kind == "aspirate" else setup.handler.plr.dispense
+    with pytest.raises(ValueError, match="flow rate must be positive"):
+        setup.lab.run(
+            call(
+                wells if kind == "dispense" else [setup.well("reservoir:A1")] * 2,
+                vols=[20.0, 20.0],
+                use_channels=[0, 1],
+                flow_rates=[None, 0.0],
+            )
+        )
+    assert setup.snapshot() == before

@@ -219,6 +219,54 @@ def test_overdraw_below_dead_volume_is_interlock(tipped: Rig) -> None:
     ).ok
 
 
+def test_overdraw_words_what_the_well_holds_truthfully(tipped: Rig) -> None:
+    """An empty well is called empty, a well at or below its dead volume holds nothing a tip
+    reaches, and only a well above it has a part below the tip's reach."""
+    dead = tipped.handler._dead_volume(tipped.well("plate_1:D1"))
+    tipped.ok("lh_dispense", {"items": [{"channel": 0, "well": "plate_1:D1", "volume": ul(5)}]})
+    assert dead > 5  # so 5 µL is all below the tip's reach
+    words = {}
+    for well, volume in (("plate_1:C1", 10), ("plate_1:D1", 1), ("plate_1:B1", 45)):
+        words[well] = _refused(
+            tipped,
+            "lh_aspirate",
+            {"items": [{"channel": 0, "well": well, "volume": ul(volume)}]},
+            "interlock",
+            "/volume",
+        )
+    assert words["plate_1:C1"]["message"] == "plate_1:C1 is empty: 10 µL would overdraw it"
+    assert words["plate_1:C1"]["hint"] == "plate_1:C1 has nothing a tip can draw; use another well"
+    assert words["plate_1:D1"]["message"] == (
+        f"plate_1:D1 holds 5 µL, all below the tip's reach (its dead volume is {dead:.3g} µL): "
+        "1 µL would overdraw it"
+    )
+    assert words["plate_1:D1"]["hint"] == "plate_1:D1 has nothing a tip can draw; use another well"
+    assert words["plate_1:B1"]["message"] == (
+        f"plate_1:B1 holds 50 µL, of which {dead:.3g} µL is below the tip's reach "
+        "(dead volume): 45 µL would overdraw it"
+    )
+    # the batch planner words its dry run the same way, naming the transfer
+    error = _refused(
+        tipped,
+        "lh_transfer",
+        {
+            "transfers": [
+                {"source": "plate_1:E1", "destination": "plate_1:F1", "volume": ul(5)},
+            ],
+            "tip_rack": "tips_300ul",
+            "tips": "new",
+            "channels": [1],
+            "mix_cycles": 0,
+            "mix_volume": ul(10),
+        },
+        "interlock",
+        "/transfers/0/volume",
+    )
+    assert error["message"] == (
+        "transfer 0 (plate_1:E1 → plate_1:F1): plate_1:E1 is empty: 5 µL would overdraw it"
+    )
+
+
 def test_tip_over_capacity_is_interlock(tipped: Rig) -> None:
     error = _refused(
         tipped,

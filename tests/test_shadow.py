@@ -11,7 +11,7 @@ import pytest
 
 from labtools import Lab
 from labtools.errors import Interlock
-from labtools.shadow import ShadowRefusal, moves, shadow_error
+from labtools.shadow import SHADOW_MARK, ShadowRefusal, moves, shadow_error
 
 STAR = Path(__file__).parent.parent / "docs" / "examples" / "star_dry_run.toml"
 
@@ -117,9 +117,15 @@ def test_star_an_overdraw_is_refused_by_the_twin_and_no_firmware_command_is_gene
     event = star.journal.events()[-1]
     assert event["tool"] == "lh_aspirate" and event["error"]["shadow"] is True
 
-    # the twin's own error, word for word, apart from the mark
+    # the twin's own error, word for word, apart from the mark (a field, and the message's
+    # opening words, so the text a model reads says where the refusal came from)
     twin = star.shadow.twin.call("lh_aspirate", aspirate("plate_2:A1", 50, channel=1))
-    assert twin.error == {k: v for k, v in refused.error.items() if k != "shadow"}
+    assert twin.error is not None
+    assert refused.error == {
+        **twin.error,
+        "message": SHADOW_MARK + twin.error["message"],
+        "shadow": True,
+    }
 
     mark = firmware.mark()
     ok = star.call("lh_aspirate", aspirate("reservoir:A1", 100, channel=1))
@@ -239,7 +245,8 @@ def test_a_refusal_is_a_typed_error_of_the_twins_code() -> None:
     error = {"code": "interlock", "message": "m", "field": "/items/0/volume", "hint": "h"}
     refusal = shadow_error(error)
     assert isinstance(refusal, Interlock) and isinstance(refusal, ShadowRefusal)
-    assert refusal.to_dict() == {**error, "shadow": True}
+    assert refusal.to_dict() == {**error, "message": SHADOW_MARK + "m", "shadow": True}
+    assert str(refusal).startswith("refused by the shadow twin (the instrument was not called)")
     assert type(shadow_error(error)) is type(refusal)  # one class per code
 
 
@@ -257,6 +264,8 @@ def test_labtools_serve_shadow_refuses_over_mcp_with_the_mark() -> None:
             refused = await client.call_tool("lh_aspirate", aspirate("plate_1:A1", 50))
             error = refusal(refused)
             assert error["shadow"] is True and error["code"] == "interlock"
+            text = refused.content[0].text  # what the model reads
+            assert text.startswith(f"interlock: {SHADOW_MARK}")
             drawn = await client.call_tool("lh_aspirate", aspirate("reservoir:A1", 50))
             assert not drawn.is_error
 
@@ -302,3 +311,65 @@ class = "fakes:FakeSpectrometer"
     assert world.peek("reservoir:A3").concentration("sunset_yellow") == pytest.approx(250e-6)
     assert world.peek("reservoir:A4").concentrations() == {}  # not a species: water
     assert config.clock is world.clock
+
+
+def test_rewind_is_refused_on_a_dry_run_and_the_twin_refuses_a_discarded_tip(
+    firmware: Firmware,
+) -> None:
+    """The STAR dry run stands for hardware: checkpoint and rewind are refused with
+    ``not_supported`` and change nothing, so after C0TR (the tip discarded) the twin, mirrored
+    from the belief, refuses the aspirate and no C0AS is generated."""
+    from labtools.errors import NotSupported
+
+    with Lab.load(STAR, shadow=True) as lab:
+        assert lab.instruments["lh"].dry_run and lab.instruments["reader"].dry_run
+        lab.lh.pick_up_tips("tips_300ul", [0])
+        before = lab.state()
+        with pytest.raises(NotSupported, match="lh, reader") as refused:
+            lab.checkpoint()
+        assert refused.value.code == "not_supported" and refused.value.hint
+        snapshot = {"lh": lab.instruments["lh"].snapshot(), "reader": None}
+        with pytest.raises(NotSupported):
+            lab.rewind(snapshot)
+        assert lab.state() == before  # nothing put back
+
+        mark = firmware.mark()
+        lab.lh.drop_tips([0])
+        assert any(c.startswith("C0TR") for c in firmware.since(mark))
+
+        # the belief changed outside the twin's view: the driver's own restore, the tip back
+        lab.instruments["lh"].restore(snapshot["lh"])
+        assert lab.state()["lh"]["channels"][0]["tip"] == "tips_300ul:A1"
+        lab.instruments["lh"].plr.head[0].remove_tip()  # and gone again, as on the STAR
+        mark = firmware.mark()
+        aspirated = lab.call("lh_aspirate", aspirate("reservoir:A1", 50))
+        assert aspirated.error is not None and aspirated.error["shadow"] is True
+        assert "no tip" in aspirated.error["message"]
+        assert firmware.since(mark) == []  # no C0AS
+
+
+def test_the_twin_re_mirrors_after_every_change_of_the_belief(virtual: Lab) -> None:
+    """Changes the twin did not see, one after another — a rewind, a driver's restore, a call
+    made on the driver directly — are each what the twin believes at the next call."""
+    assert virtual.shadow is not None
+    twin = virtual.shadow.twin
+    lh = virtual.instruments["lh"]
+    start = virtual.checkpoint()
+    virtual.lh.pick_up_tips("tips_300ul", [0])
+    mounted = lh.snapshot()
+    virtual.lh.drop_tips([0])
+    for change in (
+        lambda: virtual.rewind(start),  # no tip
+        lambda: lh.restore(mounted),  # a tip on channel 0
+        lambda: virtual.run(lh.drop_tips([0])),  # dropped, bypassing the lab
+        lambda: lh.restore(mounted),
+    ):
+        change()
+        has_tip = virtual.state()["lh"]["channels"][0]["tip"] is not None
+        result = virtual.call("lh_aspirate", aspirate("reservoir:A1", 20))
+        assert result.ok is has_tip, result.error
+        if not has_tip:
+            assert result.error is not None and result.error["shadow"] is True
+        assert twin.state()["lh"] == virtual.state()["lh"]
+        if has_tip:
+            virtual.lh.dispense([{"channel": 0, "well": "reservoir:A1", "volume": "20 uL"}])

@@ -225,14 +225,19 @@ def test_a_quantity_in_a_unit_outside_the_enum_is_converted_to_canonical() -> No
     assert WAVELENGTH.normalize("6000 angstrom", "/w")["value"] == pytest.approx(600)
 
 
-def test_a_range_compares_in_its_own_unit_with_round_off_slack() -> None:
+def test_a_range_compares_in_its_own_unit_with_round_off_slack_only_across_units() -> None:
     reader = Range(230, 1000, "nanometer")
     assert magnitude(Quantity(0.23, "micrometer"), "nanometer") < 230  # 229.99999999999997
     assert reader.contains(Quantity(0.23, "micrometer"))
     assert reader.contains(Quantity(1, "micrometer"))
     assert not reader.contains(Quantity(0.2299999, "micrometer"))  # 1e-7 below: refused
+    assert not reader.contains(Quantity(0.229999999, "micrometer"))  # 1e-9 below: refused
     assert not reader.contains(Quantity(1000.001, "nanometer"))
-    assert reader.contains(230 * (1 - 1e-10)) and not reader.contains(230 * (1 - 1e-8))
+    assert reader.contains(230) and not reader.contains(230 * (1 - 1e-10))  # exact in its unit
+    assert not reader.contains(Quantity(math.nextafter(230, 0), "nanometer"))
+    step = Range(1, 50, "nanometer")
+    assert not step.contains(Quantity(0.999999999, "nanometer"))
+    assert step.contains(Quantity(1, "nanometer")) and step.contains(Quantity(0.001, "micrometer"))
     for bad in (math.nan, math.inf, -math.inf, 10**400):
         assert not reader.contains(bad)
     assert not Range(0, math.inf, "microliter").contains(Quantity(1e305, "liter"))  # inf µL
@@ -282,3 +287,69 @@ def test_any_string_is_a_quantity_or_a_unit_error(dim, text: str, unit: str) -> 
             assert error.field in ("/q", "/q/unit") and error.hint
         else:
             assert out["unit"] in dim.units
+
+
+#: pairs of units of one dimension: the range's, and the one a value comes in
+UNIT_PAIRS = [
+    ("nanometer", "nanometer"),
+    ("nanometer", "micrometer"),
+    ("nanometer", "angstrom"),
+    ("microliter", "milliliter"),
+    ("microliter", "nanoliter"),
+    ("millisecond", "second"),
+    ("degree_Celsius", "kelvin"),
+    ("degree_Celsius", "degree_Fahrenheit"),
+    ("kelvin", "degree_Celsius"),
+]
+bounds = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False, allow_infinity=False)
+
+
+@given(low=bounds, width=bounds, units=st.sampled_from(UNIT_PAIRS))
+@settings(max_examples=300)
+def test_a_range_holds_at_its_stated_edges(low: float, width: float, units: tuple) -> None:
+    """Exactly at the edges: each bound is in, the next float beyond it is out (in the
+    range's unit); given in another unit, each bound converted is in, and a value 1e-9 of it
+    beyond (what a relative tolerance of 1e-9 let through) is out."""
+    own, other = units
+    limits = Range(low, low + width, own)
+    for edge, outward in ((limits.low, -math.inf), (limits.high, math.inf)):
+        assert limits.contains(Quantity(edge, own)) and limits.contains(edge)
+        beyond = math.nextafter(edge, outward)
+        assert not limits.contains(Quantity(beyond, own)) and not limits.contains(beyond)
+        converted = magnitude(Quantity(edge, own), other)
+        assert limits.contains(Quantity(converted, other))
+        past = edge + math.copysign(max(abs(edge), 1.0) * 1e-9, outward)
+        assert not limits.contains(Quantity(magnitude(Quantity(past, own), other), other))
+
+
+@given(low=st.integers(-1000, 1000), width=st.integers(0, 1000))
+def test_a_count_range_holds_exactly(low: int, width: int) -> None:
+    counts = Range(low, low + width)
+    assert counts.contains(low) and counts.contains(low + width)
+    assert not counts.contains(math.nextafter(low, -math.inf))
+    assert not counts.contains(math.nextafter(low + width, math.inf))
+    assert not counts.contains(low - 1) and not counts.contains(low + width + 1)
+
+
+def test_a_tool_holds_its_stated_limits_exactly() -> None:
+    """A spectrum step of 0.999999999 nm against "allowed: 1–50 nanometer" is refused, and its
+    message shows the value as given; 1 nm (or 0.001 µm) is accepted."""
+    from labtools import Lab
+
+    def step(value: float, unit: str = "nanometer") -> dict:
+        return {
+            "plate": "plate_1",
+            "wells": ["A1"],
+            "start": {"value": 400, "unit": "nanometer"},
+            "stop": {"value": 402, "unit": "nanometer"},
+            "step": {"value": value, "unit": unit},
+        }
+
+    with Lab.virtual(seed=0) as lab:
+        lab.lh.move_plate("plate_1", "reader")
+        refused = lab.call("reader_read_absorbance_spectrum", step(0.999999999))
+        assert refused.error is not None and refused.error["code"] == "out_of_range"
+        assert refused.error["message"] == "step 0.999999999 nanometer is outside the allowed range"
+        assert refused.error["hint"] == "allowed: 1–50 nanometer"
+        assert lab.call("reader_read_absorbance_spectrum", step(1)).ok
+        assert lab.call("reader_read_absorbance_spectrum", step(0.001, "micrometer")).ok

@@ -22,13 +22,14 @@ the transfer it is about (``/transfers/17/volume``) before anything moves.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pint
 
 from labtools.drivers.pylabrobot.checks import EPS_UL
+from labtools.drivers.pylabrobot.geometry import Positions
 from labtools.drivers.pylabrobot.multichannel import Belief, Handler, Step, TipSlot, fits
 from labtools.drivers.pylabrobot.plr import Container, TipSpot
 from labtools.errors import (
@@ -158,57 +159,100 @@ def schedule(
     handler: Handler, moves: Sequence[Move], chans: Sequence[int], *, mixing: bool
 ) -> list[list[Move]]:
     """Rounds of at most ``len(chans)`` transfers (see the module docstring), each round's
-    transfers ordered back to front."""
-    rounds: list[list[Move]] = []
-    placed: list[int] = []
+    transfers ordered back to front.
+
+    Linear in the batch: a transfer's earliest round comes from the last round each container
+    was filled or drawn from, a round answers whether a transfer joins it from two id sets, each
+    (container, channel count) is fitted once, and rounds that can no longer take a container
+    (full, or holding it where it cannot be shared) are skipped for good.
+    """
+    rounds: list[_Round] = []
+    filled: dict[int, int] = {}  # id(container) → the last round a transfer fills it in
+    drawn: dict[int, int] = {}  # id(container) → the last round a transfer draws from it
+    skip: dict[tuple[str, int], int] = {}  # (side, id(container)) → first round that may take it
+    fitted: dict[tuple[int, int], bool] = {}
+    first_open = 0  # every round before it is full
+
+    def fit(container: Container, n: int) -> bool:
+        key = (id(container), n)
+        found = fitted.get(key)
+        if found is None:
+            found = fitted[key] = fits(handler, container, chans[:n])
+        return found
+
     for t in moves:
-        r = 0
-        for u, ru in zip(moves, placed, strict=False):
-            if ru >= r and _depends(u, t, mixing):
-                r = ru + 1
-        while r < len(rounds) and not _joins(handler, rounds[r], t, chans):
+        # after every transfer filling its source or drawing from its destination, and when
+        # mixing every one filling its destination (two draws from one well, or two fills,
+        # commute)
+        after = max(filled.get(id(t.source), -1), drawn.get(id(t.destination), -1))
+        if mixing:
+            after = max(after, filled.get(id(t.destination), -1))
+        while first_open < len(rounds) and len(rounds[first_open].moves) >= len(chans):
+            first_open += 1
+        keys = (("source", id(t.source)), ("destination", id(t.destination)))
+        ptr = [max(first_open, skip.get(key, 0)) for key in keys]
+        r = max(after + 1, *ptr)
+        while r < len(rounds):
+            blocked = rounds[r].blocks(t, len(chans), fit)
+            if not blocked:
+                break
+            for j, (side, _) in enumerate(keys):
+                if side in blocked and ptr[j] == r:  # every round up to r blocks it there
+                    ptr[j] = r + 1
             r += 1
+        skip.update(zip(keys, ptr, strict=True))
         if r == len(rounds):
-            rounds.append([])
-        rounds[r].append(t)
-        placed.append(r)
-    return [sorted(round_, key=_back_to_front) for round_ in rounds]
+            rounds.append(_Round())
+        rounds[r].add(t)
+        filled[id(t.destination)] = max(filled.get(id(t.destination), -1), r)
+        drawn[id(t.source)] = max(drawn.get(id(t.source), -1), r)
+    where = Positions()
+
+    def back_to_front(move: Move) -> tuple[float, float, int]:
+        return (-where.y(move.source), -where.y(move.destination), move.index)
+
+    return [sorted(round_.moves, key=back_to_front) for round_ in rounds]
 
 
-def _depends(u: Move, t: Move, mixing: bool) -> bool:
-    """Whether ``t`` must come after ``u``: liquid added to a well the other draws from, or a
-    destination both use when mixing (two draws from one well, or two fills, commute)."""
-    return (
-        u.destination is t.source
-        or u.source is t.destination
-        or (mixing and u.destination is t.destination)
-    )
+@dataclass(eq=False)
+class _Round:
+    """The transfers of one round, and the ids of its sources and of its destinations: on each
+    side either all different, or (two or more transfers) all one container."""
 
+    moves: list[Move] = field(default_factory=list)
+    sources: set[int] = field(default_factory=set)
+    destinations: set[int] = field(default_factory=set)
 
-def _joins(handler: Handler, round_: list[Move], t: Move, chans: Sequence[int]) -> bool:
-    if len(round_) >= len(chans):
-        return False
-    for side in ("source", "destination"):
-        containers = [getattr(m, side) for m in round_] + [getattr(t, side)]
-        ids = {id(c) for c in containers}
-        if len(ids) == len(containers):
-            continue
-        if len(ids) > 1 or not fits(handler, containers[0], chans[: len(containers)]):
-            return False
-    return True
+    def blocks(
+        self, t: Move, channels: int, fit: Callable[[Container, int], bool]
+    ) -> tuple[str, ...]:
+        """The sides ("source", "destination") on which ``t`` cannot join; empty if it can.
+        Either side blocks a full round. A side that blocks a container once always will."""
+        n = len(self.moves)
+        if n >= channels:
+            return ("source", "destination")
+        out = []
+        for side, ids, container in (
+            ("source", self.sources, t.source),
+            ("destination", self.destinations, t.destination),
+        ):
+            if id(container) not in ids:
+                if len(ids) < n:  # the side shares one other container
+                    out.append(side)
+            elif len(ids) > 1 or not fit(container, n + 1):
+                out.append(side)
+        return tuple(out)
 
-
-def _back_to_front(move: Move) -> tuple[float, float, int]:
-    return (
-        -move.source.get_absolute_location().y,
-        -move.destination.get_absolute_location().y,
-        move.index,
-    )
+    def add(self, t: Move) -> None:
+        self.moves.append(t)
+        self.sources.add(id(t.source))
+        self.destinations.add(id(t.destination))
 
 
 def _trips(out: Plan, belief: Belief, pairs: list[tuple[int, Move]], max_trips: int) -> None:
     """The round's aspirate/dispense steps, one pair per trip, dry-run."""
     counts = []
+    trip_volumes: list[pint.Quantity] = []  # one trip's volume in the caller's unit (for errors)
     for ch, m in pairs:
         capacity = belief.tips[ch].tip_type.volume.high
         k = max(1, math.ceil(m.ul / capacity - 1e-9))
@@ -219,18 +263,22 @@ def _trips(out: Plan, belief: Belief, pairs: list[tuple[int, Move]], max_trips: 
                 hint=f"at most {max_trips} trips: {capacity * max_trips:g} µL",
             )
         counts.append(k)
+        trip_volumes.append(m.volume if k == 1 else m.volume * (1.0 / k))
         out.trips += k
         if k > 1:
             out.notes.append(
                 {"transfer": m.index, "note": f"split into {k} trips of {m.ul / k:.4g} µL"}
             )
     for trip in range(max(counts)):
-        active = [(ch, m, k) for (ch, m), k in zip(pairs, counts, strict=True) if k > trip]
+        active = [
+            (ch, m, k, volume)
+            for (ch, m), k, volume in zip(pairs, counts, trip_volumes, strict=True)
+            if k > trip
+        ]
         for kind in ("aspirate", "dispense"):
             step = Step(kind, [a[0] for a in active], what=f"transfer {active[0][1].index}")
-            for ch, m, k in active:
+            for ch, m, k, volume in active:
                 ul, at = m.ul / k, f"/transfers/{m.index}/volume"
-                volume: pint.Quantity = m.volume * (1.0 / k)
                 well = m.source if kind == "aspirate" else m.destination
                 ref = m.source_ref if kind == "aspirate" else m.destination_ref
                 _dry(belief, kind, ch, well, ref, ul, volume, at, m)

@@ -82,17 +82,29 @@ def check_draw(
     usable = well_holds - dead
     if ul > usable + EPS_UL:
         unit = _unit(volume)
-        hint = (
-            f"at most {in_unit(usable, unit)} from {well}"
-            if usable > EPS_UL
-            else f"{well} is at or below its dead volume; use another well"
-        )
         raise Interlock(
-            f"{well} holds {well_holds:.4g} µL, of which {dead:.3g} µL is below the tip's "
-            f"reach (dead volume): {ul:.4g} µL would overdraw it",
+            f"{_well_reach(well, well_holds, dead)}: {ul:.4g} µL would overdraw it",
             field=field,
-            hint=hint,
+            hint=f"at most {in_unit(usable, unit)} from {well}"
+            if usable > EPS_UL
+            else f"{well} has nothing a tip can draw; use another well",
         )
+
+
+def _well_reach(well: str, holds: float, dead: float) -> str:
+    """What a well holds (µL) against its dead volume, worded true for an empty well, one at or
+    below its dead volume and one above it."""
+    if holds <= EPS_UL:
+        return f"{well} is empty"
+    if holds <= dead + EPS_UL:
+        return (
+            f"{well} holds {holds:.4g} µL, all below the tip's reach "
+            f"(its dead volume is {dead:.3g} µL)"
+        )
+    return (
+        f"{well} holds {holds:.4g} µL, of which {dead:.3g} µL is below the tip's reach "
+        f"(dead volume)"
+    )
 
 
 def check_expel(

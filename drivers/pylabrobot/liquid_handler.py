@@ -50,14 +50,13 @@ from labtools.drivers.pylabrobot.plr import (
 )
 from labtools.drivers.pylabrobot.snapshot import HandlerSnapshot
 from labtools.drivers.pylabrobot.tip_types import DEFAULT_TIP_TYPES, nominal_ul, parse_tip_types
-from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, enable_tracking, require_tracking
+from labtools.drivers.pylabrobot.trackers import enable_tracking
 from labtools.errors import (
     InstrumentError,
     Interlock,
     InvalidArguments,
     NotSupported,
     PreconditionFailed,
-    ToolError,
     UnknownResource,
     brief,
 )
@@ -130,9 +129,10 @@ class PLRLiquidHandler(LiquidHandler):
                 key="backend",
             )
         # a simulator backend says so; PLR's own chatterboxes and simulators by their names
-        self.simulated = bool(getattr(backend, "simulated", False)) or any(
+        self.dry_run = not getattr(backend, "simulated", False) and any(
             word in type(backend).__name__ for word in ("Chatterbox", "Simulator")
         )
+        self.simulated = bool(getattr(backend, "simulated", False)) or self.dry_run
         self._types, self._precise = parse_tip_types(tip_types)
         self.limits = LiquidHandlerLimits(
             channels=_channel_count(channels, backend), tip_types=tuple(self._types.values())
@@ -140,6 +140,7 @@ class PLRLiquidHandler(LiquidHandler):
         self.plr = PLRFrontEnd(backend=backend, deck=deck)
         self.view = DeckView(deck)
         self._dead: dict[int, float] = {}
+        self._rack_types: dict[int, TipType | None] = {}  # id(rack) → its tips' type
         # racks whose tips have no configured type (e.g. a STAR's teaching needles) are not offered
         self.view.tip_racks = [r for r in self.view.tip_racks if self._usable(r)]
         self.labels: dict[str, str] = {}
@@ -202,13 +203,7 @@ class PLRLiquidHandler(LiquidHandler):
                     field=f"/channels/{list(channels).index(ch)}",
                     hint="use another channel or tip rack",
                 )
-        require_tracking()
-        snap = TrackerSnapshot(spots=spots, head=[self.plr.head[ch] for ch in chans])
-        try:
-            await self.plr.pick_up_tips(spots, use_channels=chans)
-        except Exception as exc:
-            snap.restore()
-            raise tool_error(exc, "pick_up_tips") from exc
+        await multichannel.run(self, Step("pick_up", chans, spots=spots))
         left = sum(1 for s in rack.get_all_items() if s.tracker.has_tip)
         mounted = [
             {"channel": ch, "tip": self.view.spot_name(spot), "tip_type": tip_type.name}
@@ -227,16 +222,7 @@ class PLRLiquidHandler(LiquidHandler):
                 )
         if not self.plr.deck.has_resource("trash"):
             raise NotSupported("the deck has no trash to drop tips into")
-        trash = self.plr.deck.get_trash_area()
-        require_tracking()
-        snap = TrackerSnapshot(head=[self.plr.head[ch] for ch in chans])
-        try:
-            await self.plr.drop_tips(
-                [trash] * len(chans), use_channels=chans, allow_nonzero_volume=True
-            )
-        except Exception as exc:
-            snap.restore()
-            raise tool_error(exc, "drop_tips") from exc
+        await multichannel.run(self, Step("drop", chans))
         return {"channels": chans}
 
     # -- liquid --------------------------------------------------------------------------------
@@ -265,11 +251,13 @@ class PLRLiquidHandler(LiquidHandler):
         for i, it in enumerate(chosen):  # each cycle returns what it drew: one draw checks all
             belief.draw(it.channel, it.container, it.ref, it.ul, it.volume, f"/items/{i}/volume")
         kinds: tuple[Literal["aspirate", "dispense"], ...] = ("aspirate", "dispense")
+        steps = []
         for cycle in range(cycles):
             for kind in kinds:
                 step = self._step(kind, chosen)
                 step.what = f"mix cycle {cycle + 1} of {cycles}"
-                await multichannel.run(self, step)
+                steps.append(step)
+        await multichannel.run_steps(self, steps)
         mixed = [
             {"channel": it.channel, "well": it.ref, "volume": qty(round(it.ul, 4), UL)}
             for it in chosen
@@ -289,14 +277,7 @@ class PLRLiquidHandler(LiquidHandler):
         if batch.steps and not self.plr.deck.has_resource("trash") and tips != "mounted":
             raise NotSupported("the deck has no trash to drop tips into")
         start = self._now()
-        for n, step in enumerate(batch.steps):
-            try:
-                await multichannel.run(self, step)
-            except ToolError as error:
-                if n:
-                    error.message += f" (step {n + 1} of {len(batch.steps)}; earlier steps ran)"
-                    error.hint = "lh_get_deck shows the volumes and tips now"
-                raise
+        await multichannel.run_steps(self, batch.steps)
         return {
             "transfers": len(transfers),
             "volume": qty(round(batch.ul, 4), UL),
@@ -469,10 +450,7 @@ class PLRLiquidHandler(LiquidHandler):
         as hint text (``""`` if none does)."""
         fits = []
         for rack in self.view.tip_racks:
-            spots = rack.get_all_items()
-            if not spots:
-                continue
-            tip_type = self._types.get(nominal_ul(spots[0].make_tip()))
+            tip_type = self._rack_type(rack)
             if tip_type is not None and tip_type.volume.contains(ul):
                 imprecise = ul < self._precise_from(tip_type) - 1e-9
                 fits.append((imprecise, tip_type.volume.high, rack.name, tip_type))
@@ -481,6 +459,16 @@ class PLRLiquidHandler(LiquidHandler):
         _, _, rack_name, tip_type = min(fits)
         kind = f"{tip_type.name}: {tip_type.volume.describe(unit)}"
         return f"for {in_unit(ul, unit)} use {rack_name} ({kind})"
+
+    def _rack_type(self, rack: TipRack) -> TipType | None:
+        """The configured type of the tips a rack is made for (``None`` if none is, or the rack
+        has no spots), looked up once per rack."""
+        key = id(rack)
+        if key not in self._rack_types:
+            spots = rack.get_all_items()
+            nominal = nominal_ul(spots[0].make_tip()) if spots else None
+            self._rack_types[key] = self._types.get(nominal) if nominal is not None else None
+        return self._rack_types[key]
 
     def _usable(self, rack: TipRack) -> bool:
         """Whether the rack's tips have a configured type (an empty rack is given the benefit)."""

@@ -4,9 +4,10 @@
 trackers without touching them, and what each channel's tip would hold; every step is checked
 against it (:mod:`~labtools.drivers.pylabrobot.checks`) before anything moves. :class:`Step` is
 one multi-channel PLR call — ``pick_up_tips``, ``aspirate``, ``dispense`` or ``drop_tips`` with
-``use_channels`` — and :func:`run` executes it, restoring the trackers it touched if PLR or the
-backend fails. :func:`items` resolves and dry-runs the items of ``lh_aspirate``, ``lh_dispense``
-and ``lh_mix``.
+``use_channels`` — and :func:`run` executes it; if PLR or the backend fails, the trackers it
+touched are restored and the channels the backend reports done are recorded again, so the belief
+holds what really moved. :func:`run_steps` runs a sequence of steps; :func:`items` resolves and
+dry-runs the items of ``lh_aspirate``, ``lh_dispense`` and ``lh_mix``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.internals import channel_spread_offsets
 from labtools.drivers.pylabrobot.plr import ChannelsDoNotFitError, Container, Tip, TipSpot
 from labtools.drivers.pylabrobot.trackers import TrackerSnapshot, require_tracking
-from labtools.errors import Interlock, InvalidArguments, OutOfRange, PreconditionFailed
+from labtools.errors import Interlock, InvalidArguments, OutOfRange, PreconditionFailed, ToolError
 from labtools.instruments import LiquidHandlerLimits, TipType
 from labtools.units import magnitude
 
@@ -37,6 +38,7 @@ __all__ = [
     "fits",
     "items",
     "run",
+    "run_steps",
     "spread",
 ]
 
@@ -159,8 +161,11 @@ class Step:
 
 
 async def run(handler: Handler, step: Step) -> None:
-    """Execute ``step`` as one PLR call with ``use_channels``; on failure the trackers it
-    touched are restored and PLR's exception becomes a tool error."""
+    """Execute ``step`` as one PLR call with ``use_channels``. If PLR or the backend fails, the
+    trackers it touched are restored, then the channels the backend reports done (PLR commits
+    them: those a ``ChannelizedError`` does not name, or that the tip presence shows) are
+    recorded again — so the belief holds what really moved — and PLR's exception becomes a tool
+    error that names them."""
     plr = handler.plr
     require_tracking()
     head = [plr.head[ch] for ch in step.channels]
@@ -182,10 +187,61 @@ async def run(handler: Handler, step: Step) -> None:
                 spread=spread(step.containers),
             )
     except Exception as exc:
+        done = snap.committed_heads()
         snap.restore()
+        for i in done:
+            _record(handler, step, i)
         channels = ", ".join(map(str, step.channels))
         label = f" ({step.what})" if step.what else ""
-        raise tool_error(exc, f"{step.kind} on channels {channels}{label}") from exc
+        error = tool_error(exc, f"{step.kind} on channels {channels}{label}")
+        if done:
+            moved = ", ".join(str(step.channels[i]) for i in done)
+            error.message += f"; channel(s) {moved} completed it, and the belief records that"
+            error.hint = "lh_get_deck shows the volumes and tips now"
+        raise error from exc
+
+
+def _record(handler: Handler, step: Step, i: int) -> None:
+    """Record in PLR's trackers that channel ``step.channels[i]`` did its part of ``step``
+    (through PLR's own tracker operations, one channel at a time: PLR 0.2.2 commits a shared
+    container's queue whole when any one channel succeeds)."""
+    tracker = handler.plr.head[step.channels[i]]
+    if step.kind == "pick_up":
+        spot = step.spots[i]
+        tip = spot.get_tip()
+        if not spot.tracker.is_disabled:
+            spot.tracker.remove_tip(commit=True)
+        tracker.add_tip(tip, origin=spot, commit=True)
+        return
+    if step.kind == "drop":
+        tracker.remove_tip(commit=True)
+        return
+    container, ul, tip = step.containers[i], step.volumes[i], tracker.get_tip()
+    well = None if container.tracker.is_disabled else container.tracker
+    if step.kind == "aspirate":
+        if well is not None:
+            well.remove_liquid(ul)
+        tip.tracker.add_liquid(ul)
+    else:
+        tip.tracker.remove_liquid(ul)
+        if well is not None:
+            well.add_liquid(ul)
+    for changed in (well, tip.tracker):
+        if changed is not None:
+            changed.commit()
+
+
+async def run_steps(handler: Handler, steps: Sequence[Step]) -> None:
+    """Run ``steps`` in order; a failure after the first says that the earlier steps ran (the
+    belief holds them, as the world does)."""
+    for n, step in enumerate(steps):
+        try:
+            await run(handler, step)
+        except ToolError as error:
+            if n:
+                error.message += f" (step {n + 1} of {len(steps)}; earlier steps ran)"
+                error.hint = "lh_get_deck shows the volumes and tips now"
+            raise
 
 
 def spread(containers: Sequence[Container]) -> str:

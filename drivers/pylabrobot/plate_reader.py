@@ -178,9 +178,8 @@ class PLRPlateReader(PlateReader):
         self.limits = limits or limits_for(reader.backend)
         self.calls = ReadCalls(reader, float(focal_height))
         backend = reader.backend
-        self.simulated = bool(getattr(backend, "simulated", False)) or isinstance(
-            backend, PlateReaderChatterboxBackend
-        )
+        self.dry_run = isinstance(backend, PlateReaderChatterboxBackend)
+        self.simulated = bool(getattr(backend, "simulated", False)) or self.dry_run
         self._indexes: dict[str, _PlateIndex] = {}
         self._clock: ClockedBackend | _WallClock = (
             backend if isinstance(backend, ClockedBackend) and backend.simulated else _WallClock()

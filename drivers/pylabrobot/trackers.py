@@ -85,6 +85,18 @@ class TrackerSnapshot:
         self._spots = [tip_state(s.tracker) for s in spots]
         self._head = [tip_state(t) for t in head]
 
+    def committed_heads(self) -> list[int]:
+        """Indices (into ``head``) of the channel tip trackers whose committed state is no longer
+        the saved one: a tip mounted or dropped, or the mounted tip's volume changed. After a
+        backend failure these are the channels PLR committed as done (a ``ChannelizedError``
+        naming only the others, or the tip presence the backend reports)."""
+        changed = []
+        for i, (tracker, tip, _, _, tip_volume, _) in enumerate(self._head):
+            now = tip_fields(tracker)[0]
+            if now is not tip or (tip_volume is not None and tip.tracker.volume != tip_volume[0]):
+                changed.append(i)
+        return changed
+
     def restore(self) -> None:
         """Put every saved attribute back (fires no PLR callbacks)."""
         for tracker, volume, pending in self._volumes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -16,7 +17,8 @@ COMMANDS = (catalog, demo, serve, preflight, episodes, records)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; a lab configuration that cannot be used is one line on stderr
-    (``labtools: <file>: [table] key: ...``) and exit status 2, whichever command read it."""
+    (``labtools: <file>: [table] key: ...``) and exit status 2, whichever command read it; a
+    reader that closes the pipe early ends the command quietly with :data:`SIGPIPE_STATUS`."""
     parser = argparse.ArgumentParser(
         prog="labtools",
         description="Unit-checked tools for laboratory instruments, real or virtual.",
@@ -33,7 +35,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.log_level:
         log_to_stderr(args.log_level)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is seen before the interpreter exits
+        return status
     except ConfigError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``labtools tools | head``): stop quietly
+        _silence_stdout()
+        return SIGPIPE_STATUS
+
+
+#: the exit status of a command ended by a closed pipe, as a shell reports SIGPIPE (128 + 13)
+SIGPIPE_STATUS = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush of what is still
+    buffered does not fail again (the recipe of Python's ``signal`` documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

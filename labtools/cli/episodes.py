@@ -91,9 +91,10 @@ def _eval(args: argparse.Namespace) -> int:
     if unknown:
         print(f"labtools eval: unknown task {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
-    if args.workers < 1:
-        print("labtools eval: --workers must be 1 or more", file=sys.stderr)
-        return 2
+    for option, value in (("--workers", args.workers), ("--seeds", args.seeds), ("--k", args.k)):
+        if value < 1:
+            print(f"labtools eval: {option} must be 1 or more, not {value}", file=sys.stderr)
+            return 2
     agents: tuple[str, ...]
     if args.calibrate:
         seeds, agents = range(1000, 1050), ("naive", "expert")
@@ -117,6 +118,8 @@ def _eval(args: argparse.Namespace) -> int:
             tasks, agents, seeds, args.k, secret=secret, trajectories=args.export is not None
         )
         for task, evaluation in zip(tasks, evaluations, strict=True):
+            if args.export is not None:  # first: the episodes are written whatever follows
+                _export(Path(args.export), evaluation.task, evaluation.results)
             if args.calibrate:
                 anchors = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
                 print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
@@ -124,10 +127,19 @@ def _eval(args: argparse.Namespace) -> int:
                 _table(evaluation.task, evaluation.reports, seeds, args.k, args.json)
             else:
                 _one_agent(evaluation.task, args.agent, evaluation.reports, args.json)
-            if args.export is not None:
-                _export(Path(args.export), evaluation.task, evaluation.results)
             sys.stdout.flush()
+    if not args.calibrate and args.k > len(seeds):
+        print(
+            f"labtools eval: pass^{args.k} not reported: it needs at least {args.k} seeds, "
+            f"and {len(seeds)} ran (--k {len(seeds)} or less reports it)",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _pass_k(report: EvalReport, width: int = 0) -> str:
+    """pass^k to three decimals, or ``n/a`` where fewer seeds ran than k."""
+    return f"{'n/a' if report.pass_k is None else f'{report.pass_k:.3f}':>{width}}"
 
 
 def _export(directory: Path, task: str, results: list[Any]) -> None:
@@ -165,7 +177,7 @@ def _one_agent(task: str, agent: str, reports: dict[str, EvalReport | None], as_
     print(
         f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
         f"mean reward {report.mean_reward:.3f} (normalised "
-        f"{report.mean_normalized:.3f})  pass^{report.k} {report.pass_k:.3f}  "
+        f"{report.mean_normalized:.3f})  pass^{report.k} {_pass_k(report)}  "
         f"mean raw {report.mean_raw:.3f}  cost: {cost}"
     )
 
@@ -199,7 +211,7 @@ def _table(
             print(f"  {name:<10} {'not implemented by the task':>40}")
             continue
         print(
-            f"  {name:<10} {r.mean_normalized:>10.3f} {r.pass_k:>7.3f} {r.mean_reward:>7.3f} "
+            f"  {name:<10} {r.mean_normalized:>10.3f} {_pass_k(r, 7)} {r.mean_reward:>7.3f} "
             f"{r.mean_raw:>6.3f} {r.mean_cost.get('calls', 0.0):>6.1f}"
         )
 

@@ -14,7 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     export.add_argument("journal", type=Path, help="the run's JSONL journal")
     export.add_argument("--out", type=Path, required=True, help="directory to write")
-    export.add_argument("--config", type=Path, default=None, help="the lab configuration used")
+    export.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the lab configuration used (default: the one the journal names)",
+    )
     export.set_defaults(func=_export)
 
 

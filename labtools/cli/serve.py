@@ -25,6 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name HTTP clients reach the server by, accepted in Host and Origin besides the "
+        "bind address (repeatable; others are refused: DNS-rebinding protection)",
+    )
+    serve.add_argument(
         "--token",
         default=os.environ.get("LABTOOLS_TOKEN"),
         help="bearer token required of HTTP clients (default $LABTOOLS_TOKEN)",
@@ -79,7 +87,9 @@ def _serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             serve_stdio(server)
         else:
-            serve_http(server, host=args.host, port=args.port, token=args.token)
+            serve_http(
+                server, host=args.host, port=args.port, token=args.token, allowed=args.allow_host
+            )
     finally:
         slot.close()
     return 0

@@ -29,8 +29,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from labtools.config import import_object
 from labtools.demo.analysis import StandardCurve
 from labtools.demo.labels import label_micromolar, label_tolerance
+from labtools.demo.propagation import SerialDilution, relative_sd
 from labtools.errors import ToolError
 from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import Lab
@@ -41,9 +43,10 @@ UL = "microliter"
 NM = "nanometer"
 TIPS = "tips_300ul"
 DYE = "tartrazine"
-#: ISO 8655-2 maximum permissible systematic error of a 200 µL single-channel pipette (µL),
-#: the handler's specification; as a rectangular bound its standard uncertainty is MPE/√3 (GUM)
-PIPETTE_MPE_UL = 1.6
+#: the virtual handler's pipetting specification: each tip type's published ISO 8655-2 limits
+#: (``TipClass`` by the tips' nominal µL), named by import path as the lab file names its classes
+PIPETTE_SPEC = "labtools.simulators.pipetting:TIP_CLASSES"
+TIP_UL = 300.0  # the nominal volume of the tips in TIPS
 #: tartrazine's molar absorptivity at its peak, from the literature (E1%1cm 530, M 534.36 g/mol,
 #: EU Regulation 231/2012): what a chemist would look up for a Beer–Lambert cross-check
 TARTRAZINE_EPSILON = 28_300.0
@@ -191,7 +194,7 @@ class DyeQuantification:
         curve = StandardCurve.fit(list(standards.values()), [values[w] - blank for w in standards])
         unknown_wells = [f"{r}{column}" for r in UNKNOWN_ROWS]
         nmol, sd = curve.invert([values[w] - blank for w in unknown_wells])
-        budget = self._budget(sd / nmol, label_tolerance(stock_label), sample_ul)
+        budget = self._budget(sd / nmol, label_tolerance(stock_label), sample_ul, nmol)
         estimate = nmol / sample_ul * 1000.0
         spectrum, spec_um = self._cuvette_spectrum() if self.lab is not None else (None, None)
         return Outcome(
@@ -302,20 +305,44 @@ class DyeQuantification:
         wanted = self.stock_ul * TARGET / share if share > 0 else high
         return round(min(max(wanted, low), high), 1)
 
-    def _budget(self, fit: float, certificate: float, sample_ul: float) -> dict[str, float]:
+    def _budget(
+        self, fit: float, certificate: float, sample_ul: float, nmol: float
+    ) -> dict[str, float]:
         """Relative standard uncertainties: the fit and replicates (type A), the stock's
-        certificate and the pipettes' systematic error (type B). Each channel's error is bounded
-        by the ISO 8655 MPE (rectangular) and taken as an offset in µL, the worst case for a
-        ratio: it cancels between the stock and the unknown at equal volumes, otherwise enters as
-        MPE/√3 · |1/V_unknown − 1/V_stock|; the channels' errors are independent, so their mean's
-        is 1/√(channels) of one. Equal-volume dilution steps on one channel carry none."""
-        mpe = PIPETTE_MPE_UL / 3**0.5
-        pipetting = mpe * abs(1 / sample_ul - 1 / self.stock_ul) / len(CHANNELS) ** 0.5
+        certificate and the pipetting (type B, the tips' ISO 8655-2 limits): its random and
+        systematic parts in quadrature (:meth:`_pipetting_random`, :meth:`_pipetting_offset`)."""
+        random, offset = self._pipetting_random(sample_ul, nmol), self._pipetting_offset(sample_ul)
         return {
             "fit and replicates": fit,
             "stock certificate": certificate,
-            "pipetting (ISO 8655)": pipetting,
+            "pipetting (ISO 8655)": (random**2 + offset**2) ** 0.5,
         }
+
+    def _pipetting_random(self, sample_ul: float, nmol: float) -> float:
+        """The random error of every draw, propagated through the fit: each row's stock, water
+        and transfers (shared by the row's standards) and the unknown's draw into each of its
+        wells (``nmol`` per well at ``sample_ul``). Each draw's SD is the tips' ISO 8655-2
+        random-error limit in µL, which applies at every selectable volume."""
+        row = SerialDilution(
+            self.stock_ul,
+            (2 * WELL_UL - self.stock_ul, *(WELL_UL,) * (STEPS - 1)),
+            (WELL_UL,) * STEPS,
+        )
+        rows = [row] * len(REPLICATE_ROWS)
+        draws = len(rows) * len(row.volumes) + len(UNKNOWN_ROWS)
+        limit = import_object(PIPETTE_SPEC)[TIP_UL].nominal.random_ul
+        stock = TOP_UM * WELL_UL / 1000.0 / row.amounts(row.volumes)[0]  # nmol per µL of stock
+        return relative_sd(rows, stock, [sample_ul] * len(UNKNOWN_ROWS), nmol, [limit] * draws)
+
+    def _pipetting_offset(self, sample_ul: float) -> float:
+        """The channels' systematic error, bounded by the tips' ISO 8655-2 limit (rectangular:
+        its standard uncertainty is limit/√3, GUM) and taken as an offset in µL, the worst case
+        for a ratio: it cancels between the stock and the unknown at equal volumes, otherwise
+        enters as limit/√3 · |1/V_unknown − 1/V_stock|; the channels' errors are independent, so
+        their mean's is 1/√(channels) of one. Equal-volume dilution steps on one channel carry
+        none."""
+        limit = import_object(PIPETTE_SPEC)[TIP_UL].nominal.systematic_ul / 3**0.5
+        return limit * abs(1 / sample_ul - 1 / self.stock_ul) / len(CHANNELS) ** 0.5
 
     def _cuvette_spectrum(self) -> tuple[dict[str, Any], float | None]:
         """Blank the spectrometer on water in the cuvette, then add the unknown, mix it in with

@@ -166,7 +166,7 @@ class TemperatureSet(TypedDict):
 
 
 _PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
-_WELLS = "Wells to read, e.g. ['A1', 'B1']; [] reads the whole plate."
+_WELLS = 'Wells to read, e.g. ["A1", "B1"]; [] reads the whole plate.'
 
 
 class PlateReader(Instrument):

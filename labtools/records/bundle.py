@@ -49,9 +49,14 @@ def write_bundle(
     resolve: Resolve | None = None,
 ) -> Bundle:
     """Write the bundle of the run in ``events`` (a journal) to the directory ``out``:
-    ``journal.jsonl``, the ``config`` file if given, ``versions.json``, ``plate_reads.csv``
-    (tidy), ``plate_reads_grid.csv``, one ``spectra/<n>.jdx`` per spectrum, and
-    ``manifest.json``. ``resolve`` (``lab.data``) exports the data behind handles whole."""
+    ``journal.jsonl``, the lab configuration, ``versions.json``, ``plate_reads.csv`` (tidy),
+    ``plate_reads_grid.csv``, one ``spectra/<n>.jdx`` per spectrum, and ``manifest.json``.
+
+    The configuration is the ``config`` file if given, else the one the journal names (a lab
+    loaded from a file records it, with its overrides, on a journal's first call): its TOML as
+    read, and ``lab.json`` (its name, path and overrides). The data behind handles is exported
+    whole from the journal (a journal written to a file holds it), or else from ``resolve``
+    (``lab.data``). ``labtools export`` is this function on a journal file."""
     events = list(events)
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
@@ -64,9 +69,14 @@ def write_bundle(
         written.append(path)
 
     put("journal.jsonl", "".join(json.dumps(e, sort_keys=True) + "\n" for e in events))
+    origin = next((e["lab"] for e in events if isinstance(e.get("lab"), dict)), None)
     if config is not None:
         shutil.copyfile(config, root / Path(config).name)
         written.append(root / Path(config).name)
+    elif origin is not None:
+        put(Path(origin["config"]).name, origin["text"])
+        described = {k: v for k, v in origin.items() if k != "text"}
+        put("lab.json", json.dumps(described, indent=2, sort_keys=True) + "\n")
     put("versions.json", json.dumps(_versions(), indent=2, sort_keys=True) + "\n")
     values = readings(events, resolve)
     if values:

@@ -58,21 +58,21 @@ def readings(events: Iterable[dict[str, Any]], resolve: Resolve | None = None) -
         if verb not in _MEASUREMENT:
             continue
         data = event["data"]
-        full = _whole(data, resolve)
+        full = _whole(event, resolve)
         rows = _rows(verb, data, full)
         out += [Reading(event["seq"], _MEASUREMENT[verb], data["plate"], *row) for row in rows]
     return out
 
 
 def spectra(events: Iterable[dict[str, Any]], resolve: Resolve | None = None) -> list[Spectrum]:
-    """Every absorbance spectrum in ``events``: the spectrometer's (all pixels when the handle
-    still resolves) and each well of a plate-reader spectrum read."""
+    """Every absorbance spectrum in ``events``: the spectrometer's (all pixels when the journal
+    holds them or the handle still resolves) and each well of a plate-reader spectrum read."""
     out: list[Spectrum] = []
     for event in events:
         verb = _verb(event)
         data: dict[str, Any] = event.get("data") or {}
         if verb == "measure_absorbance":
-            full = _whole(data, resolve)
+            full = _whole(event, resolve)
             wavelengths = full["wavelengths_nm"] if full else data["wavelengths"]
             values = full["absorbance"] if full else data["absorbance"]
             time = data["integration_time"]
@@ -95,8 +95,13 @@ def _verb(event: dict[str, Any]) -> str:
     return event["tool"].partition("_")[2]
 
 
-def _whole(data: dict[str, Any], resolve: Resolve | None) -> dict[str, Any] | None:
-    handle = data.get("data")
+def _whole(event: dict[str, Any], resolve: Resolve | None) -> dict[str, Any] | None:
+    """The data behind the result's handle: the journal's own copy (``payload``, in a journal
+    written to a file), else what ``resolve`` still gives, else ``None`` (the inline form)."""
+    payload = event.get("payload")
+    if isinstance(payload, dict):
+        return payload
+    handle = event["data"].get("data")
     if resolve is None or not isinstance(handle, str):
         return None
     try:

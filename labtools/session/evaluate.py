@@ -42,7 +42,7 @@ class EvalReport:
     agent: str
     seeds: int
     mean_reward: float
-    pass_k: float
+    pass_k: float | None  # None: fewer seeds than k (pass^k needs k trials)
     k: int
     mean_normalized: float
     mean_raw: float
@@ -91,14 +91,17 @@ def evaluate(
 def summarize(
     task: str, agent: str, rewards: list[Reward], costs: list[dict[str, float]], k: int = 3
 ) -> EvalReport:
-    """The report of ``agent``'s episodes on ``task``: their rewards and usage, seed by seed."""
+    """The report of ``agent``'s episodes on ``task``: their rewards and usage, seed by seed;
+    ``pass_k`` is ``None`` when there are fewer episodes than ``k``."""
+    if not rewards:
+        raise ValueError(f"no episodes of {agent} on {task} to summarize")
     successes = sum(r.success for r in rewards)
     return EvalReport(
         task=task,
         agent=agent,
         seeds=len(rewards),
         mean_reward=statistics.fmean(r.total for r in rewards),
-        pass_k=pass_hat_k(successes, len(rewards), k),
+        pass_k=pass_hat_k(successes, len(rewards), k) if len(rewards) >= k else None,
         k=k,
         mean_normalized=statistics.fmean(r.normalized * r.validity for r in rewards),
         mean_raw=statistics.fmean(r.raw for r in rewards),

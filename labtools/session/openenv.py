@@ -10,7 +10,11 @@ is ``openenv`` (the ``openenv`` extra: ``pip install "labtools-sdk[openenv]"``).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import secrets
+import sys
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -26,18 +30,40 @@ class OpenEnvUnavailable(MissingExtra):
     """OpenEnv is not installed; ``hint`` says what to install."""
 
 
+log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def _without_gradio() -> Iterator[None]:
+    """OpenEnv's package imports Gradio for its web interface (seconds: most of the import),
+    which ``create_fastapi_app`` never uses; its ``__init__`` tolerates Gradio missing. Hidden
+    only while OpenEnv is imported, and only if nothing imported it already; OpenEnv's
+    ``create_app`` with ``ENABLE_WEB_INTERFACE`` still imports it when asked."""
+    if "gradio" in sys.modules:
+        yield
+        return
+    sys.modules["gradio"] = None  # type: ignore[assignment]  # import gradio: ModuleNotFoundError
+    try:
+        yield
+    finally:
+        if sys.modules.get("gradio", 0) is None:
+            del sys.modules["gradio"]
+
+
 try:
-    from openenv.core.env_server import (  # type: ignore[import-untyped]
-        CallToolAction,
-        CallToolObservation,
-        Environment,
-        ListToolsAction,
-        ListToolsObservation,
-        Observation,
-        State,
-        Tool,
-        create_fastapi_app,
-    )
+    with _without_gradio():
+        from openenv.core.env_server import (  # type: ignore[import-untyped]
+            CallToolAction,
+            CallToolObservation,
+            Environment,
+            ListToolsAction,
+            ListToolsObservation,
+            Observation,
+            State,
+            Tool,
+            create_fastapi_app,
+        )
+    from starlette.websockets import WebSocketDisconnect
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise OpenEnvUnavailable(
         f"labtools.session.openenv needs OpenEnv ({exc})", extra="openenv"
@@ -191,9 +217,36 @@ def app(
     ``CAPACITY_REACHED``). Serve it with ``uvicorn.run(app(...), port=8000)``; drive it with
     OpenEnv's ``MCPToolClient`` or ``GenericEnvClient``. Only ``/ws`` keeps an episode:
     OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request."""
-    return create_fastapi_app(
+    application = create_fastapi_app(
         environment_class(task, secret=secret),
         CallToolAction,
         CallToolObservation,
         max_concurrent_envs=max_sessions,
     )
+    application.add_middleware(_QuietDisconnect)
+    return application
+
+
+class _QuietDisconnect:
+    """ASGI middleware: a WebSocket client that leaves first is an ordinary end, not an error.
+
+    OpenEnv's ``/ws`` handler closes the socket after the client's ``close`` message and
+    catches only ``RuntimeError`` there, but Starlette raises ``WebSocketDisconnect`` when the
+    client has already gone, which uvicorn would log as an ERROR with a traceback. That one
+    exception, on a WebSocket, is logged at debug level; every other exception propagates."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        except WebSocketDisconnect as exc:
+            log.debug(
+                "OpenEnv client %s left before the server closed (code %s)",
+                scope.get("client"),
+                exc.code,
+            )

@@ -39,20 +39,41 @@ from labtools.session.rollout import INSTRUCTIONS
 from labtools.session.session import Session
 
 VERIFIERS_INSTALL_HINT = install_hint("verifiers")
+#: the one mcp release verifiers 0.4 installs with (its pin, ``mcp==2.0.0``)
+VERIFIERS_MCP = "2.0.0"
 
 
 class VerifiersUnavailable(MissingExtra):
     """verifiers is not installed; ``hint`` says what to install."""
 
 
+def unavailable(cause: ImportError, mcp_version: str | None) -> VerifiersUnavailable:
+    """The error for an environment without verifiers, saying why where the reason is the mcp
+    it holds: verifiers 0.4 pins mcp 2.0.0, so an environment with another mcp (the dev
+    install of Python 3.12 and later takes the newest) cannot hold verifiers too."""
+    message = f"labtools.session.verifiers needs verifiers ({cause})"
+    if mcp_version not in (None, VERIFIERS_MCP):
+        message += (
+            f", and verifiers 0.4 pins mcp=={VERIFIERS_MCP} while this environment has mcp "
+            f"{mcp_version} (the dev install of Python 3.12 and later takes the newest): the "
+            f"extra puts mcp {VERIFIERS_MCP} in its place, which labtools supports, or run "
+            "verifiers from an environment of its own (Python 3.11-3.14)"
+        )
+    return VerifiersUnavailable(message, extra="verifiers")
+
+
 try:
     import mcp_types as types
     import verifiers.v1 as vf
     from mcp.server.mcpserver import Context, MCPServer
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise VerifiersUnavailable(
-        f"labtools.session.verifiers needs verifiers ({exc})", extra="verifiers"
-    ) from exc
+except ImportError as exc:
+    from importlib import metadata
+
+    try:
+        _mcp: str | None = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        _mcp = None
+    raise unavailable(exc, _mcp) from exc
 
 __all__ = [
     "SECRET_ENV",

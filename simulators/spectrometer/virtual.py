@@ -24,7 +24,7 @@ def virtual_spectrometer(
     model: str = "FLAME-S",
     *,
     container: str = "cuvette",
-    md5: bool = False,
+    md5: bool | None = None,
 ) -> OBPSpectrometer:
     """An :class:`OBPSpectrometer` named ``name`` talking OBP bytes to an emulated ``model``
     that looks at ``container`` in ``world`` (noise from ``world.stream(name)``)."""

@@ -20,7 +20,8 @@ import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/cli
 const VERSION = "2026-07-28";
 const KINETIC = "reader_read_absorbance_kinetic";
 const EXTENSION = "io.modelcontextprotocol/tasks";
-const TIMEOUT_MS = 120_000;
+// the longest a request may take (the SDK's own default, 60 s, is short for a loaded machine)
+const TIMEOUT_MS = 240_000;
 
 function kinetic(reads) {
   return {
@@ -86,7 +87,7 @@ const clientInfo = { name: "labtools-interop-tasks", version: "1" };
 const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: VERSION } } });
 let session;
 try {
-  await client.connect(transport);
+  await client.connect(transport, { timeout: TIMEOUT_MS });
   const report = {
     protocolVersion: client.getNegotiatedProtocolVersion(),
     extension: client.getServerCapabilities()?.extensions?.[EXTENSION] ?? null,

@@ -9,18 +9,14 @@ server and its clients share this process, so a busy spell would go unanswered.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 import websockets
 from episodes import expert_episode
+from served import PATIENCE_S, served
 
 from labtools.session import Session
 
@@ -33,37 +29,14 @@ SUBMIT = {
         d: ZERO for d in ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
     }
 }
-#: the longest the server may take to start, a client to connect, or an answer to come (s)
-PATIENCE_S = 300
-
-
-@contextlib.contextmanager
-def _served(application: Any) -> Iterator[str]:
-    """``application`` served by uvicorn on a free local port, in a thread; its URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(application, log_level="critical", ws_ping_interval=None)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + PATIENCE_S
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(PATIENCE_S)
-        sock.close()
 
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     from labtools.session.openenv import app
 
-    with _served(app(TASK, secret=SECRET, max_sessions=MAX_SESSIONS)) as served:
-        yield served
+    with served(app(TASK, secret=SECRET, max_sessions=MAX_SESSIONS)) as address:
+        yield address
 
 
 def _client(url: str) -> Any:
@@ -202,7 +175,7 @@ def test_32_concurrent_episodes_each_equal_its_seed_run_alone() -> None:
         opened = asyncio.Barrier(CROWD)
         return list(await asyncio.gather(*(episode(s, url, opened) for s in range(CROWD))))
 
-    with _served(app(TASK, secret=SECRET, max_sessions=CROWD)) as url:
+    with served(app(TASK, secret=SECRET, max_sessions=CROWD)) as url:
         played = asyncio.run(main(url))
     for seed, (results, last) in enumerate(played):
         assert results == [r.to_dict() for r in alone[seed].results], seed

@@ -8,39 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
-import uvicorn
+from served import served
 from starlette.websockets import WebSocket
 
 TASK = "dye_quantification"
 #: generous: the machine may be busy
 CEILING_S = 120
-
-
-@contextlib.contextmanager
-def _served(application: Any) -> Iterator[str]:
-    """``application`` served by uvicorn on a free local port, in a thread, logging to the
-    root logger at debug level; its URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(application, log_config=None, log_level="debug")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    _wait(lambda: server.started or not thread.is_alive(), "the server to start")
-    assert thread.is_alive(), "the server did not start"
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(CEILING_S)
-        sock.close()
 
 
 def _wait(condition: Callable[[], bool], what: str) -> None:
@@ -71,8 +49,11 @@ def test_a_client_that_leaves_first_is_logged_quietly(
         close(self)
 
     monkeypatch.setattr(LabEnvironment, "close", close_after_the_client_left)
-    with _served(app(TASK, secret="logging")) as url:
-        with MCPToolClient(base_url=url, message_timeout_s=CEILING_S).sync() as env:
+    with served(app(TASK, secret="logging"), log_config=None, log_level="debug") as url:
+        client = MCPToolClient(
+            base_url=url, connect_timeout_s=CEILING_S, message_timeout_s=CEILING_S
+        )
+        with client.sync() as env:
             env.reset(seed=1)
             assert env.call_tool("lh_get_deck")["labware"]
         left.set()
@@ -103,7 +84,7 @@ def test_a_real_error_on_a_connection_still_logs_with_its_traceback(
         raise RuntimeError("the disk is full")
 
     application.add_api_websocket_route("/broken", broken)
-    with _served(application) as url:
+    with served(application, log_config=None, log_level="debug") as url:
         address = url.replace("http", "ws") + "/broken"
         with (
             contextlib.suppress(websockets.exceptions.ConnectionClosed),

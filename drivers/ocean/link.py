@@ -166,10 +166,13 @@ class OBPLink:
 
     def _read(self, command: Command[Any], size: int, deadline: float) -> bytes:
         left = deadline - time.monotonic()
-        if left <= 0:
+        # an in-process device's reply is buffered already or never comes: no wall-clock limit
+        # (a busy process would otherwise time out replies that are there)
+        if left <= 0 and self.transport.blocking:
             raise Timeout(f"no reply within {self.timeout:g} s")
         try:
-            self.transport.timeout = left
+            if self.transport.blocking:
+                self.transport.timeout = left
             return self.transport.read_exactly(size)
         except Timeout:
             raise

@@ -229,7 +229,7 @@ def test_the_star_lab_of_these_reproducers_loads_and_sets_up(tmp_path, setups) -
             "channels = 8",
             "channels = 8\ntip_types = { tip_300ul = [300, 1] }",
             "[instruments.lh] tip_types.tip_300ul: give [min, max] µL with 0 < min <= max, "
-            "not [300, 1]",
+            "not [300,1]",
         ),
         (
             'class = "labtools.simulators.deck:build_deck"',

@@ -10,8 +10,9 @@ commands over USB, an STS OBP, an ST OBP2. In a lab configuration::
     device = "seabreeze://S05123"   # or "seabreeze://": the one STS on USB
     model = "STS"
 
-The constructor does no I/O and does not import seabreeze (``pip install "labtools-sdk[ocean]"``);
-:meth:`setup` opens the device and reads its serial number and wavelength calibration.
+The constructor does no I/O and does not import seabreeze (the ``ocean`` extra:
+``pip install -e '/path/to/labtools[ocean]'``); :meth:`setup` opens the device and reads its
+serial number and wavelength calibration.
 
 What seabreeze cannot tell: it sends settings with an ACK requested but does not report a
 NACK, and it has no integration-time getter. So the driver checks every setting against the

@@ -5,7 +5,7 @@ The trainer's side is OpenEnv's control plane: ``reset(seed, episode_id)`` and `
 agent acts through OpenEnv's MCP actions, ``ListToolsAction`` and ``CallToolAction``. The
 reward arrives on the observation that ends the episode (a submission, or the budget), with
 ``done``; every other observation has ``reward=None``. Needs OpenEnv, whose PyPI distribution
-is ``openenv`` (the ``openenv`` extra: ``pip install "labtools-sdk[openenv]"``).
+is ``openenv`` (the ``openenv`` extra: ``pip install -e '/path/to/labtools[openenv]'``).
 """
 
 from __future__ import annotations

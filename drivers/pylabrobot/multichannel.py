@@ -160,6 +160,10 @@ class Step:
     what: str = ""
 
 
+#: the hint of a call that failed after part of it ran: the belief holds what did
+_SEE_THE_DECK = "lh_get_deck shows the volumes and tips now"
+
+
 async def run(handler: Handler, step: Step) -> None:
     """Execute ``step`` as one PLR call with ``use_channels``. If PLR or the backend fails, the
     trackers it touched are restored, then the channels the backend reports done (PLR commits
@@ -197,7 +201,7 @@ async def run(handler: Handler, step: Step) -> None:
         if done:
             moved = ", ".join(str(step.channels[i]) for i in done)
             error.message += f"; channel(s) {moved} completed it, and the belief records that"
-            error.hint = "lh_get_deck shows the volumes and tips now"
+            error.hint = _SEE_THE_DECK
         raise error from exc
 
 
@@ -240,7 +244,7 @@ async def run_steps(handler: Handler, steps: Sequence[Step]) -> None:
         except ToolError as error:
             if n:
                 error.message += f" (step {n + 1} of {len(steps)}; earlier steps ran)"
-                error.hint = "lh_get_deck shows the volumes and tips now"
+                error.hint = _SEE_THE_DECK
             raise
 
 

@@ -154,11 +154,25 @@ class Lab:
 
     @classmethod
     def virtual(
-        cls, seed: int = 0, *, journal: Journal | str | Path | None = None, shadow: bool = False
+        cls,
+        seed: int = 0,
+        *,
+        profile: Any = None,
+        journal: Journal | str | Path | None = None,
+        shadow: bool = False,
     ) -> Lab:
         """The built-in virtual lab (liquid handler ``lh``, plate reader ``reader``,
-        spectrometer ``spec``), its hidden truth drawn from ``seed``."""
-        lab = cls.load(packaged(VIRTUAL_LAB), journal=journal, shadow=shadow, seed=seed)
+        spectrometer ``spec``), its hidden truth drawn from ``seed``.
+
+        ``profile``: the instruments' physical parameters — a profile TOML file, a
+        ``labtools.simulators.profile.Profile`` or a name; the published figures by default
+        (``labtools profile show`` prints them)."""
+        given = (
+            {}
+            if profile is None
+            else {"profile": str(profile) if isinstance(profile, Path) else profile}
+        )
+        lab = cls.load(packaged(VIRTUAL_LAB), journal=journal, shadow=shadow, seed=seed, **given)
         lab.connect()  # simulators connect in microseconds; the state is then stable
         return lab
 

@@ -11,6 +11,9 @@ Layout (all PLR factories, offline):
 - ``cuvette``: a 10 mm × 10 mm cuvette (3.5 mL) built from PLR primitives, in ``cuvette_holder``
 - ``reader``: a PLR ``PlateReader`` on the deck, so ``move_plate(plate, "reader")`` works
 - ``trash``: the STARLet's own
+- with ``balance=True``: ``weighing_vessel``, a 20 mm glass weighing vessel (10 mL) on the pan
+  of a balance (the site ``balance``), for gravimetric checks; the liquid handler names it
+  ``"weighing_vessel"`` as it names the cuvette
 
 Building this deck takes ~0.35 s (PLR checks names and heights over the whole tree on every
 assignment), so one template is built per process and each call deep-copies it (~50 ms), then
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 from dataclasses import dataclass
 
 from labtools.config import ConfigError
@@ -56,6 +60,15 @@ CUVETTE_INNER_MM = 10.0
 CUVETTE_HEIGHT_MM = 45.0
 CUVETTE_WALL_MM = 1.25
 CUVETTE_MAX_UL = 3500.0
+#: the weighing vessel: a glass cylinder, inner diameter 20 mm, 40 mm deep, 1.5 mm walls, filled
+#: to at most 10 mL (32 mm) [A: a small weighing vessel for pipette checks]; on a 60 × 60 mm
+#: pan at x = 700 mm, right of the reader and clear of the waste block [A]
+VESSEL_DIAMETER_MM = 20.0
+VESSEL_DEPTH_MM = 40.0
+VESSEL_WALL_MM = 1.5
+VESSEL_MAX_UL = 10_000.0
+BALANCE_PAN_MM = 60.0
+BALANCE_AT = (700.0, 100.0, 100.0)
 
 
 @dataclass
@@ -71,11 +84,13 @@ def virtual_deck(
     reader_backend: PlateReaderBackend | None = None,
     *,
     in_reader: str | None = None,
+    balance: bool = False,
 ) -> VirtualDeck:
     """A fresh copy of the virtual deck, its reader driven by ``reader_backend`` (``None``: a
     reader that cannot read, for labs that only pipette), and PLR's volume trackers set to the
     world's labelled containers (the labels' nominal volumes). ``in_reader``: a plate that
-    starts in the reader instead of on its carrier.
+    starts in the reader instead of on its carrier. ``balance``: put the weighing vessel on a
+    balance's pan (the site ``balance``, beside the reader; the rest of the deck as without).
 
     A stock that is not on the deck or does not fit its container, or an ``in_reader`` that is
     not a plate of the deck, is a :class:`~labtools.config.ConfigError` (key ``world`` or
@@ -92,6 +107,8 @@ def virtual_deck(
     skip_safe_z_check(deck)
     reader = deck.get_resource("reader")
     reader.backend = reader_backend
+    if balance:
+        deck.assign_child_resource(_balance_pan(), location=Coordinate(*BALANCE_AT))
     if in_reader is not None:
         _load_reader(deck, reader, in_reader)
     _believe_stocks(deck, world)
@@ -173,6 +190,33 @@ def _cuvette_holder() -> ResourceHolder:
     )
     holder.assign_child_resource(cuvette)
     return holder
+
+
+def _balance_pan() -> ResourceHolder:
+    """The balance's pan with the weighing vessel on it (a cylinder: volume = area × height)."""
+    outer = VESSEL_DIAMETER_MM + 2 * VESSEL_WALL_MM
+    offset = (BALANCE_PAN_MM - outer) / 2
+    pan = ResourceHolder(
+        name="balance",
+        size_x=BALANCE_PAN_MM,
+        size_y=BALANCE_PAN_MM,
+        size_z=0.0,
+        child_location=Coordinate(offset + VESSEL_WALL_MM, offset + VESSEL_WALL_MM, 0.0),
+    )
+    area = math.pi * (VESSEL_DIAMETER_MM / 2) ** 2
+    vessel = Container(
+        name="weighing_vessel",
+        size_x=VESSEL_DIAMETER_MM,
+        size_y=VESSEL_DIAMETER_MM,
+        size_z=VESSEL_DEPTH_MM,
+        material_z_thickness=VESSEL_WALL_MM,
+        max_volume=VESSEL_MAX_UL,
+        category="weighing_vessel",
+        model="weighing_vessel_20mm_10mL",
+        height_volume_data={0.0: 0.0, VESSEL_DEPTH_MM: area * VESSEL_DEPTH_MM},
+    )
+    pan.assign_child_resource(vessel)
+    return pan
 
 
 def _believe_stocks(deck: Deck, world: World) -> None:

@@ -160,17 +160,22 @@ class PhysicsLiquidHandlerBackend(LiquidHandlerBackend):
 
     def _draw_truth(self) -> None:
         """The channels' hidden parameters and the film fraction, for the world's seed."""
-        hidden = self.world.hidden
+        hidden, profile = self.world.hidden, self.world.profile
         self.channels = [
             {
                 tip: ChannelModel.from_dict(
-                    hidden(f"lh/channel{i}/{tip:g}ul", partial(draw_channel, tip_ul=tip))
+                    hidden(
+                        f"lh/channel{i}/{tip:g}ul",
+                        partial(draw_channel, tip_ul=tip, profile=profile, channel=i),
+                    )
                 )
                 for tip in TIP_CLASSES
             }
             for i in range(self._num_channels)
         ]
-        self.film_fraction = self.world.hidden("lh/film_fraction", draw_film_fraction)
+        self.film_fraction = self.world.hidden(
+            "lh/film_fraction", partial(draw_film_fraction, profile=profile)
+        )
 
     @property
     def num_channels(self) -> int:

@@ -23,11 +23,14 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
 import numpy as np
+
+from labtools.simulators.profile.parameter import Parameter, Prior
 
 __all__ = [
     "ISO_8655_2",
@@ -37,7 +40,10 @@ __all__ = [
     "TipClass",
     "draw_channel",
     "draw_film_fraction",
+    "film_parameter",
     "tip_class",
+    "tip_key",
+    "tip_parameters",
 ]
 
 
@@ -91,8 +97,6 @@ def _tip_classes() -> dict[float, TipClass]:
 ISO_8655_2: dict[float, IsoLimits] = _iso_rows()
 #: the tip types the channels are modelled for, by the tips' nominal volume (µL)
 TIP_CLASSES: dict[float, TipClass] = _tip_classes()
-#: the film fraction's range (log-uniform)
-_FILM = tuple(float(x) for x in _data()["film_fraction"])
 
 
 def tip_class(nominal_ul: float) -> TipClass | None:
@@ -144,22 +148,95 @@ class ChannelModel:
         return cls(**{k: float(v) for k, v in raw.items()})
 
 
-def draw_channel(rng: np.random.Generator, tip_ul: float) -> dict[str, float]:
-    """A channel with tips of nominal volume ``tip_ul`` (a key of :data:`TIP_CLASSES`), as a
-    dict (see the module docstring for the draws)."""
+def tip_key(tip_ul: float) -> str:
+    """The profile key segment of a tip type: ``tip_300`` for 300 µL tips."""
+    return f"tip_{tip_ul:g}"
+
+
+_DERIVED = "[C] pipetting.toml: the tip type's ISO 8655-2 row at its nominal volume and its low row"
+
+
+def tip_parameters(tip_ul: float) -> dict[str, Parameter]:
+    """The published priors of a tip type's channels (keys ``liquid_handler.tip_<n>.beta``,
+    ``.delta``, ``.a``, ``.c``): the module docstring's draws."""
     tip = TIP_CLASSES[tip_ul]
     nominal, low = tip.nominal, tip.low
+    prefix = f"liquid_handler.{tip_key(tip_ul)}"
+    random_ul = min(nominal.random_ul, low.random_ul)
+    rows = {
+        "beta": (
+            "dimensionless",
+            Prior("normal", 0.0, nominal.systematic_ul / tip_ul / 3.0),
+            "N(0, (S_nom / V_nom / 3)^2), relative bias",
+        ),
+        "delta": (
+            "microliter",
+            Prior("normal", 0.0, min(nominal.systematic_ul, low.systematic_ul) / 3.0),
+            "N(0, (min(S_nom, S_low) / 3)^2), absolute bias",
+        ),
+        "a": (
+            "microliter",
+            Prior("uniform", 1 / 3, 2 / 3, random_ul),
+            "U(1/3, 2/3) min(R_nom, R_low), absolute SD term",
+        ),
+        "c": (
+            "dimensionless",
+            Prior("uniform", 1 / 3, 2 / 3, nominal.random_ul / tip_ul),
+            "U(1/3, 2/3) R_nom / V_nom, relative SD term",
+        ),
+    }
+    return {
+        f"{prefix}.{name}": Parameter(
+            f"{prefix}.{name}", unit, prior=prior, source=f"{_DERIVED}: {note}"
+        )
+        for name, (unit, prior, note) in rows.items()
+    }
+
+
+def film_parameter() -> Parameter:
+    """The published prior of ``liquid_handler.film_fraction``."""
+    low, high = (float(x) for x in _data()["film_fraction"])
+    return Parameter(
+        "liquid_handler.film_fraction",
+        "dimensionless",
+        prior=Prior("log_uniform", low, high, numpy_exp=True),
+        source=f"pipetting.toml: {_data()['sources']['film_fraction']}",
+    )
+
+
+def draw_channel(
+    rng: np.random.Generator,
+    tip_ul: float,
+    *,
+    profile: Mapping[str, Parameter] | None = None,
+    channel: int | None = None,
+) -> dict[str, float]:
+    """A channel with tips of nominal volume ``tip_ul`` (a key of :data:`TIP_CLASSES`), as a
+    dict: β, δ, a and c from ``profile`` (the published priors by default: the module
+    docstring's draws), the values of ``channel`` where the profile has them."""
+    each = f"channel_{channel}." if channel is not None else ""
+    prefix = f"liquid_handler.{each}{tip_key(tip_ul)}"
+    source = profile if profile is not None else _general(tip_parameters(tip_ul))
     return ChannelModel(
         tip_ul=tip_ul,
-        beta=float(rng.normal(0.0, nominal.systematic_ul / tip_ul / 3.0)),
-        delta_ul=float(rng.normal(0.0, min(nominal.systematic_ul, low.systematic_ul) / 3.0)),
-        a_ul=float(rng.uniform(1 / 3, 2 / 3) * min(nominal.random_ul, low.random_ul)),
-        c=float(rng.uniform(1 / 3, 2 / 3) * nominal.random_ul / tip_ul),
+        beta=source[f"{prefix}.beta"].draw(rng),
+        delta_ul=source[f"{prefix}.delta"].draw(rng),
+        a_ul=source[f"{prefix}.a"].draw(rng),
+        c=source[f"{prefix}.c"].draw(rng),
     ).to_dict()
 
 
-def draw_film_fraction(rng: np.random.Generator) -> float:
+def _general(parameters: dict[str, Parameter]) -> Mapping[str, Parameter]:
+    from labtools.simulators.profile import Profile
+
+    return Profile("published pipetting", parameters)
+
+
+def draw_film_fraction(
+    rng: np.random.Generator, profile: Mapping[str, Parameter] | None = None
+) -> float:
     """Fraction of the liquid a tip last drew left as a film when it empties: ``f_in`` ≈
-    0.1–1 % (physics reference §2) [A], drawn log-uniformly."""
-    low, high = _FILM
-    return float(np.exp(rng.uniform(np.log(low), np.log(high))))
+    0.1–1 % (physics reference §2) [A], drawn log-uniformly (``liquid_handler.film_fraction``
+    of ``profile``)."""
+    key = "liquid_handler.film_fraction"
+    return (profile[key] if profile is not None else film_parameter()).draw(rng)

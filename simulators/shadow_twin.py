@@ -10,6 +10,9 @@ operator declared: each container the liquid handlers believe non-empty (``volum
 volume, labelled as configured; a label naming a species and a concentration
 (``"tartrazine 500 µM ±1 %"``) is that solution, any other label is water.
 
+The twin's physics is the file's ``twin_profile`` (a top-level value: a profile TOML file, as
+``labtools calibrate`` writes, relative to the working directory), else the published profile.
+
 Only instruments that can be simulated are kept: the PyLabRobot liquid handlers and plate
 readers, and the simulators' own instruments. Anything else (an OBP spectrometer on a serial
 port) is left out of the twin, with the shared tables only it used, so the twin never opens a
@@ -38,6 +41,8 @@ __all__ = ["solution_of", "twin_config"]
 WORLD = "labtools.simulators.world:World"
 PHYSICS_LH = "labtools.simulators.liquid_handling:PhysicsLiquidHandlerBackend"
 PHYSICS_READER = "labtools.simulators.plate_reading:PhysicsPlateReaderBackend"
+#: the top-level value naming the twin's profile (a profile file, or "published")
+TWIN_PROFILE = "twin_profile"
 #: the physics liquid handler's channels when the configuration does not say
 DEFAULT_CHANNELS = 8
 
@@ -63,6 +68,8 @@ def twin_config(raw: Mapping[str, Any], **overrides: Any) -> LabConfig:
         seed = "@seed" if "seed" in out else 0
         shared = {world: {"class": WORLD, "seed": seed}, **shared}
         out.setdefault("clock", f"@{world}.clock")
+    if TWIN_PROFILE in out:
+        shared[world] = {**shared[world], "profile": f"@{TWIN_PROFILE}"}
     out["shared"] = shared
     out["confirm"] = []  # a twin asks nobody: nothing it does is irreversible
     channels = {f"@{k}": t.get("channels") for k, t in out["instruments"].items()}

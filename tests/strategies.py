@@ -290,4 +290,8 @@ VIRTUAL_LAB_TOOLS = [
     "spec_acquire_spectrum",
     "spec_measure_absorbance",
     "spec_get_data",
+    "balance_weigh",
+    "balance_tare",
+    "balance_zero",
+    "balance_get_info",
 ]

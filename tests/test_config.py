@@ -90,7 +90,7 @@ def test_the_virtual_lab_config_builds_a_world_shared_by_all_instruments() -> No
         config = load_config(path, seed=4)
     world = config.shared["world"]
     assert world.seed == 4 and config.clock is world.clock
-    assert set(config.instruments) == {"lh", "reader", "spec"}
+    assert set(config.instruments) == {"lh", "reader", "spec", "balance"}
     assert import_object("labtools.lab:Lab") is Lab
 
 

@@ -206,12 +206,12 @@ def test_binding_off_loopback_needs_a_token() -> None:
 
 
 def test_default_virtual_lab_over_stdio() -> None:
-    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 22 tools."""
+    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 26 tools."""
 
     async def main() -> None:
         async with Client(stdio_server(lab="virtual")) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert len(names) == 22 and "spec_measure_absorbance" in names
+            assert len(names) == 26 and "spec_measure_absorbance" in names
             before = await state_of(client)
             bad = await client.call_tool(
                 "lh_aspirate",
@@ -280,6 +280,8 @@ def test_read_only_serves_only_what_changes_nothing() -> None:
         "spec_acquire_spectrum",
         "spec_measure_absorbance",
         "spec_get_data",
+        "balance_weigh",
+        "balance_get_info",
     }
     kinetic = hints["reader_read_absorbance_kinetic"]
     assert not kinetic["readOnlyHint"] and not kinetic["idempotentHint"]

@@ -83,6 +83,12 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
                 },
             ),
         ]
+        extra += [
+            ("balance_get_info", {}),
+            ("balance_zero", {"mode": "stable"}),
+            ("balance_tare", {"mode": "immediate"}),
+            ("balance_weigh", {"mode": "stable"}),
+        ]
         for name, arguments in extra:
             assert lab.call(name, arguments).ok, name
         newest = lab.instruments["spec"].data.handles()[-1]

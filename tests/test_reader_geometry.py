@@ -83,7 +83,7 @@ def test_meniscus_option_shortens_the_central_path() -> None:
 
 
 def test_meniscus_is_off_by_default_and_checked() -> None:
-    assert ReaderConstants().meniscus_contact_angle_deg is None
+    assert ReaderConstants().meniscus_contact_angle_deg == 90.0  # flat
     assert _meniscus_drop_mm(3.43, 89.999) == pytest.approx(0.0, abs=1e-4)
     setup = rig(seed=23)
     with pytest.raises(ValueError, match="contact angle"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint
 
 from labtools.cli import catalog, demo, episodes, preflight, records, serve
 from labtools.cli.logs import LEVELS, log_to_stderr
@@ -31,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
+    for register in _plugin_commands():
+        register(sub)
     args = parser.parse_args(argv)
     if args.log_level:
         log_to_stderr(args.log_level)
@@ -45,6 +48,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return SIGPIPE_STATUS
 
+
+def _plugin_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
+    """The ``register`` functions of the ``labtools.commands`` entry points (the simulators'
+    ``profile``, ``calibrate``, ...): plug-ins add subcommands without the core importing them."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for entry in sorted(entry_points(group=COMMAND_GROUP), key=_name):
+        try:
+            found.append(entry.load())
+        except Exception as exc:  # a broken plug-in loses its command, not the others
+            print(
+                f"labtools: command {entry.name!r} ({entry.value}) not loaded: {exc}",
+                file=sys.stderr,
+            )
+    return found
+
+
+def _name(entry: EntryPoint) -> str:
+    return entry.name
+
+
+#: the entry-point group of subcommands from plug-ins
+COMMAND_GROUP = "labtools.commands"
 
 #: the exit status of a command ended by a closed pipe, as a shell reports SIGPIPE (128 + 13)
 SIGPIPE_STATUS = 141

@@ -31,7 +31,9 @@ class Session:
     which tells the seed; the trainer alone calls :meth:`score`. A ``submit_<task>`` call ends
     the episode (terminated); exceeding the budget ends it too (truncated). Same secret, same
     seed, same calls ⇒ same results and reward. Without a ``secret`` the session draws one of
-    its own: a published list of seeds then reproduces nothing.
+    its own: a published list of seeds then reproduces nothing. ``profile``: the physics of
+    the task's instruments (a profile file or object, ``labtools.simulators.profile``), for a
+    stand-in of a real lab or a calibrated twin; the published profile by default.
     """
 
     def __init__(
@@ -40,8 +42,11 @@ class Session:
         *,
         secret: Secret | None = None,
         journal_dir: str | Path | None = None,
+        profile: Any = None,
     ) -> None:
         self._secret = _secret_bytes(secret)
+        #: the instruments' physics of the task's lab (``None``: its lab file's)
+        self.profile = profile
         #: names the secret in journals without telling it (a replay checks it)
         self.secret_id = hashlib.sha256(b"labtools/secret-id\0" + self._secret).hexdigest()[:12]
         self._journal_dir = Path(journal_dir) if journal_dir is not None else None
@@ -57,7 +62,7 @@ class Session:
         """Build the task's lab; episodes rewind it to this checkpoint, or, for a lab whose
         instruments cannot take snapshots, rebuild it."""
         self.task = task
-        self.lab = task.build_lab(seed)
+        self.lab = task.build_lab(seed, self.profile)
         self.lab.add_instrument(task)
         self._stocks = set()
         try:

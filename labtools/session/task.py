@@ -58,10 +58,12 @@ class Task(Instrument):
         super().__init__("task")
         self.submission: dict[str, Any] | None = None
 
-    def build_lab(self, seed: int = 0) -> Lab:
+    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
         """The lab with its hidden truth drawn from ``seed`` (a session builds it once, then
-        rewinds it for each episode)."""
-        lab = Lab.load(packaged(self.config), seed=seed)
+        rewinds it for each episode); ``profile``: its instruments' physics (a profile file or
+        object; the lab file's own, the published one, by default)."""
+        given = {} if profile is None else {"profile": profile}
+        lab = Lab.load(packaged(self.config), seed=seed, **given)
         lab.connect()
         return lab
 

@@ -63,8 +63,8 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     ``stream``: the name of this reader's noise stream and the prefix of its hidden parameters.
     ``path_model``: how liquid height follows from volume (see :mod:`.layout`); by default PLR's
     own height–volume functions of the labware.
-    ``constants``: fixed model constants (a calibration profile, the meniscus included);
-    defaults carry their sources.
+    ``constants``: fixed model constants (the meniscus included); by default those of the
+    world's profile, whose priors give the reader's hidden parameters too.
     """
 
     simulated = True
@@ -86,7 +86,7 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         self.world = world
         self.stream = stream
         self.path_model: PathModel = path_model
-        self.constants = constants or ReaderConstants()
+        self.constants = constants or ReaderConstants.from_profile(world.profile)
         angle = self.constants.meniscus_contact_angle_deg
         if angle is not None:
             meniscus_drop_mm(1.0, angle)  # refuses an angle outside 0-90°
@@ -107,14 +107,15 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     @property
     def truth(self) -> ReaderTruth:
         """This reader's hidden parameters (for trainers and tests; never for agents)."""
-        return self.world.hidden(f"{self.stream}/reader", draw_reader)
+        profile = self.world.profile
+        return self.world.hidden(f"{self.stream}/reader", lambda rng: draw_reader(rng, profile))
 
     def plate_truth(self, plate: Plate) -> PlateTruth:
         """The hidden optics of ``plate`` (its plastic OD and per-well offsets)."""
         items = plate.num_items
         return self.world.hidden(
             f"{self.stream}/plate/{plate.name}/{items}",
-            lambda rng: draw_plate(rng, items, self.constants.plate_od),
+            lambda rng: draw_plate(rng, items, self.constants.plate_od, self.world.profile),
         )
 
     # -- PLR machine interface -----------------------------------------------------------------

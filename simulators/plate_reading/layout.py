@@ -97,8 +97,8 @@ class PlateLayout:
     def column_mm(self, volume_ul: np.ndarray) -> np.ndarray:
         """Liquid height at the well centre (mm), meniscus included when set."""
         height = self.height_mm(volume_ul)
-        if self.contact_angle_deg is None:
-            return height
+        if self.contact_angle_deg is None or self.contact_angle_deg == 90.0:
+            return height  # flat
         return np.maximum(height - meniscus_drop_mm(self.radius_mm, self.contact_angle_deg), 0.0)
 
     def path_cm(self, volume_ul: np.ndarray) -> np.ndarray:

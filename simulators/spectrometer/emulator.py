@@ -42,7 +42,7 @@ from labtools.drivers.ocean.protocol import (
 )
 from labtools.simulators.spectrometer.ccd import CCD
 from labtools.simulators.spectrometer.optics import Optics
-from labtools.simulators.spectrometer.profiles import DetectorProfile, get_profile
+from labtools.simulators.spectrometer.profiles import DetectorProfile, detector_of
 from labtools.simulators.world import World
 
 __all__ = ["OBPEmulator", "OBPSession"]
@@ -75,7 +75,7 @@ class OBPEmulator:
         container: str = "cuvette",
         serial_number: str | None = None,
     ) -> None:
-        self.profile: DetectorProfile = get_profile(model)
+        self.profile: DetectorProfile = detector_of(world.profile, model)
         self.model = self.profile.model
         self.world = world
         self.optics = Optics(world, self.profile, name=name, container=container)

@@ -63,11 +63,13 @@ class Optics:
     def _draw_truth(self) -> None:
         """The hidden calibration error and stray light of the world's seed, and what follows."""
         world, profile, pixels = self.world, self.profile, self._pixels
-        # hidden truth per seed: true minus stored wavelength = offset + tilt · (p/N − ½),
-        # |error| ≤ 0.5 nm [A, range from physics reference §7]; stray light at 600 nm ≈0.05 %
-        offset = world.hidden(f"{self.name}/wavelength_offset_nm", _uniform(-0.35, 0.35))
-        tilt = world.hidden(f"{self.name}/wavelength_tilt_nm", _uniform(-0.3, 0.3))
-        stray = world.hidden(f"{self.name}/stray_light_600nm", _uniform(3e-4, 7e-4))
+        # hidden truth per seed, from the world's profile: true minus stored wavelength =
+        # offset + tilt · (p/N − ½); stray light at 600 nm
+        offset = world.hidden(
+            f"{self.name}/wavelength_offset_nm", _drawn(world, "wavelength_offset")
+        )
+        tilt = world.hidden(f"{self.name}/wavelength_tilt_nm", _drawn(world, "wavelength_tilt"))
+        stray = world.hidden(f"{self.name}/stray_light_600nm", _drawn(world, "stray_light_600nm"))
         #: what each pixel really sees, nm
         self.true_nm = self._stored_nm + offset + tilt * (pixels / pixels[-1] - 0.5)
         self._lamp = profile.peak_rate_e_per_s * relative_rate(self.true_nm)
@@ -86,8 +88,8 @@ class Optics:
         return _convolve(seen, self._kernel)
 
 
-def _uniform(low: float, high: float) -> Callable[[np.random.Generator], float]:
-    return lambda rng: float(rng.uniform(low, high))
+def _drawn(world: World, name: str) -> Callable[[np.random.Generator], float]:
+    return world.profile[f"spectrometer.{name}"].draw
 
 
 def _slit_kernel(fwhm_nm: float, nm_per_pixel: float) -> np.ndarray:

@@ -9,15 +9,26 @@ offset`` (the derivation, worked through for the Flame-S, heads the data file).
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from labtools.drivers.ocean.models import DeviceModel, get_model
+from labtools.simulators.profile import Parameter
+from labtools.simulators.published import DETECTOR_FIELDS, detector_key
 
-__all__ = ["PROFILES", "DetectorProfile", "ProfileError", "get_profile", "spectrometer_data"]
+__all__ = [
+    "PROFILES",
+    "DetectorProfile",
+    "ProfileError",
+    "detector_of",
+    "get_profile",
+    "spectrometer_data",
+]
 
 
 class ProfileError(ValueError):
@@ -123,3 +134,15 @@ PROFILES: dict[str, DetectorProfile] = {
 def get_profile(model: str) -> DetectorProfile:
     """The profile of ``model`` (case-insensitive)."""
     return PROFILES[get_model(model).name]
+
+
+def detector_of(profile: Mapping[str, Parameter], model: str) -> DetectorProfile:
+    """``model``'s detector with the figures of the lab's ``profile``
+    (``spectrometer.detector.<MODEL>.*``; the data file's where the profile has none)."""
+    base = get_profile(model)
+    given: dict[str, Any] = {
+        name: profile[key].expected
+        for field, (name, _) in DETECTOR_FIELDS.items()
+        if (key := detector_key(base.model.name, field)) in profile
+    }
+    return dataclasses.replace(base, **given)

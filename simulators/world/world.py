@@ -11,14 +11,17 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
+from labtools.simulators.profile import Profile
+from labtools.simulators.published import load_profile
 from labtools.simulators.world.clock import VirtualClock
 from labtools.simulators.world.kinetics import Kinetics
 from labtools.simulators.world.mixture import Mixture
-from labtools.simulators.world.species import Species, SpeciesLibrary
+from labtools.simulators.world.species import Batch, Species, SpeciesLibrary
 from labtools.simulators.world.streams import Streams
 from labtools.simulators.world.thermal import Thermal
 
@@ -63,6 +66,9 @@ class World:
     ``batches``: whether the world's species come in batches that differ from the library's
     entries, as each entry's ``batch`` states (hidden truth ``batch/<key>``: ε factor and band
     shift, drawn per seed; every container holds the same batch of a species).
+    ``profile``: the instruments' physical parameters (:mod:`labtools.simulators.profile`): a
+    profile, its name or a TOML file; the published one by default. The world's instruments
+    take theirs from it, and a dye lot's ε factor and band shift too.
     """
 
     def __init__(
@@ -73,8 +79,11 @@ class World:
         unknowns: Iterable[Mapping[str, Any]] = (),
         species: SpeciesLibrary | None = None,
         batches: bool = False,
+        profile: Profile | str | Path | None = None,
     ) -> None:
         self.seed = seed
+        #: the instruments' physical parameters, values and per-seed priors
+        self.profile = load_profile(profile)
         self.streams = Streams(seed)
         self.clock = VirtualClock()
         # the world's own library: components put species drawn per seed into it
@@ -195,12 +204,23 @@ class World:
         for key, listed in self._catalogue.items():
             batch = listed.batch
             assert batch is not None  # only species with a batch are catalogued
-            factor, shift = self.hidden(f"batch/{key}", batch.draw)
+            factor, shift = self.hidden(f"batch/{key}", self._lot_draw(key, batch))
             self.species.put(listed.batch_of(factor, shift))
         for stock in self._stocks:
             self._fill_stock(stock)
         for unknown in self._unknowns:
             self._fill_unknown(unknown)
+
+    def _lot_draw(
+        self, key: str, batch: Batch
+    ) -> Callable[[np.random.Generator], tuple[float, float]]:
+        """How a lot of ``key`` is drawn: its profile's ``species.<key>.lot.*`` (the species'
+        ``batch`` where the profile has no such keys)."""
+        factor, shift = f"species.{key}.lot.epsilon_factor", f"species.{key}.lot.shift"
+        if factor not in self.profile or shift not in self.profile:
+            return batch.draw
+        profile = self.profile
+        return lambda rng: (profile[factor].draw(rng), profile[shift].draw(rng))
 
     def _fill_stock(self, stock: Mapping[str, Any]) -> None:
         well, volume = stock["well"], float(stock["volume_ul"])

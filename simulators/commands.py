@@ -1,0 +1,131 @@
+"""The simulators' ``labtools`` subcommands (the ``labtools.commands`` entry points):
+``labtools profile show``, ``labtools profile draw`` and ``labtools calibrate``.
+
+Importing this module imports nothing but argparse: the command line loads it for every
+command, and the physics only when one of these runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register_profile(sub: argparse._SubParsersAction) -> None:
+    profile = sub.add_parser(
+        "profile", help="show or draw instrument profiles (the twin's physics)"
+    )
+    actions = profile.add_subparsers(dest="profile_command", required=True, metavar="ACTION")
+    show = actions.add_parser("show", help="print a lab's profile (TOML, or --json)")
+    source = show.add_mutually_exclusive_group()
+    source.add_argument(
+        "--lab", help="'virtual' or a lab config TOML file: the profile of its simulated world"
+    )
+    source.add_argument("--profile", help="a profile file, or 'published' (the default)")
+    show.add_argument("--json", action="store_true", help="one JSON object instead of TOML")
+    show.set_defaults(func=_show)
+    draw = actions.add_parser(
+        "draw", help="a plausible instrument set: every per-unit prior drawn with a seed"
+    )
+    draw.add_argument("--seed", type=int, required=True, help="the seed to draw with")
+    draw.add_argument("--profile", help="the profile whose priors are drawn (default published)")
+    draw.add_argument("--out", type=Path, help="write the TOML here instead of printing it")
+    draw.set_defaults(func=_draw)
+
+
+def _profile_of(args: argparse.Namespace) -> Any:
+    from labtools.simulators.published import load_profile
+
+    if not args.lab:
+        return load_profile(args.profile)
+    from labtools.config import packaged
+    from labtools.lab import VIRTUAL_LAB, Lab
+
+    lab = Lab.load(packaged(VIRTUAL_LAB) if args.lab == "virtual" else args.lab)
+    try:
+        worlds = [v for v in lab.shared.values() if hasattr(v, "profile") and hasattr(v, "hidden")]
+    finally:
+        lab.close()
+    if not worlds:
+        print(f"labtools: {args.lab} simulates nothing: it has no profile", file=sys.stderr)
+        return None
+    return worlds[0].profile
+
+
+def _show(args: argparse.Namespace) -> int:
+    profile = _profile_of(args)
+    if profile is None:
+        return 1
+    print(json.dumps(profile.to_json(), indent=2) if args.json else profile.to_toml(), end="\n")
+    return 0
+
+
+def _draw(args: argparse.Namespace) -> int:
+    from labtools.simulators.published import load_profile
+    from labtools.simulators.stand_in import drawn_profile
+
+    base = load_profile(args.profile)
+    text = drawn_profile(args.seed, base).to_toml(base=base if base.path is None else None)
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text, "utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def register_calibrate(sub: argparse._SubParsersAction) -> None:
+    calibrate = sub.add_parser(
+        "calibrate",
+        help="run the calibration protocol on a lab and fit its instruments' profile",
+        description="Runs the calibration protocol (labtools.simulators.calibration) through the "
+        "lab's tools, fits every parameter it identifies by maximum likelihood, and writes "
+        "them with their 95 %% intervals as a profile laid over the published one.",
+    )
+    calibrate.add_argument(
+        "--lab", default="virtual", help="'virtual' (default) or a lab config TOML file"
+    )
+    calibrate.add_argument("--seed", type=int, default=0, help="seed of the virtual lab")
+    calibrate.add_argument(
+        "--profile",
+        help="with --lab virtual: build the lab being calibrated from this profile (a stand-in "
+        "for a real lab whose parameters the fit never sees)",
+    )
+    calibrate.add_argument("--out", type=Path, help="write the fitted profile (TOML) here")
+    calibrate.add_argument(
+        "--json", action="store_true", help="print parameters, intervals and runs as JSON"
+    )
+    calibrate.set_defaults(func=_calibrate)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from labtools.lab import Lab
+    from labtools.simulators.calibration import calibrate
+    from labtools.simulators.calibration.fitted import fitted_profile
+    from labtools.simulators.published import published
+
+    if args.profile and args.lab != "virtual":
+        print(
+            "labtools: --profile builds a virtual lab; give it with --lab virtual", file=sys.stderr
+        )
+        return 2
+    if args.lab == "virtual":
+        lab = Lab.virtual(args.seed, profile=args.profile)
+    else:
+        lab = Lab.load(args.lab)
+    with lab:
+        result = calibrate(lab)
+    if args.out is not None:
+        origin = f"labtools calibrate --lab {args.lab}" + (
+            f" --seed {args.seed}" if args.lab == "virtual" else ""
+        )
+        args.out.write_text(
+            fitted_profile(result, origin=origin).to_toml(base=published()), "utf-8"
+        )
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.json or args.out is None:
+        print(json.dumps(result, indent=2))
+    return 0

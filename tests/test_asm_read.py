@@ -23,6 +23,7 @@ from labtools.records import (
     spectra,
     spectrophotometry_asm,
 )
+from tests.reading_run import every_reading
 
 REAL = Path(__file__).parent / "data" / "real"
 NM = "nanometer"
@@ -111,42 +112,7 @@ def test_the_lunatic_uv_spectra_are_three_cubes_from_230_to_350_nm() -> None:
 @pytest.fixture(scope="module")
 def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     with Lab.virtual(seed=3) as lab:
-        lab.call("lh_move_plate", {"plate": "plate_1", "destination": "reader"}).unwrap()
-        lab.call(
-            "reader_read_absorbance",
-            {"plate": "plate_1", "wavelength": _qty(450, NM), "wells": ["A1", "B2", "H12"]},
-        ).unwrap()
-        lab.call(
-            "reader_read_fluorescence",
-            {
-                "plate": "plate_1",
-                "wells": ["A1"],
-                "excitation_wavelength": _qty(485, NM),
-                "emission_wavelength": _qty(528, NM),
-            },
-        ).unwrap()
-        lab.call(
-            "reader_read_absorbance_kinetic",
-            {
-                "plate": "plate_1",
-                "wells": ["C3"],
-                "wavelength": _qty(405, NM),
-                "reads": 3,
-                "interval": _qty(10, "second"),
-            },
-        ).unwrap()
-        lab.call("spec_set_integration_time", {"time": _qty(100, "millisecond")}).unwrap()
-        lab.call("spec_acquire_dark", {"scans": 1}).unwrap()
-        lab.call("spec_acquire_reference", {"scans": 1}).unwrap()
-        lab.call("spec_measure_absorbance", {"scans": 1}).unwrap()
-        events = lab.journal.events()
-        handles = [e["data"]["data"] for e in events if isinstance(_handle(e), str)]
-        whole = {h: lab.data(h) for h in handles}
-    return events, whole
-
-
-def _handle(event: dict[str, Any]) -> object:
-    return (event.get("data") or {}).get("data") if event.get("ok") else None
+        return every_reading(lab)
 
 
 def test_labtools_asm_reads_back_value_for_value(run) -> None:
@@ -161,19 +127,27 @@ def test_labtools_asm_reads_back_value_for_value(run) -> None:
     back = read_asm(json.loads(json.dumps(document)))
     assert back.converter == "labtools" and back.device.identifier == "reader"
     points = {(m.kind, m.well, m.wavelength): m for m in back.measurements}
+    spectrum_read = next(e["seq"] for e in events if e["tool"] == "reader_read_absorbance_spectrum")
+    kinetic_read = next(e["seq"] for e in events if e["tool"] == "reader_read_absorbance_kinetic")
     for r in values:
-        if r.time is not None:
-            continue
+        if r.read in (spectrum_read, kinetic_read):
+            continue  # those are series
         m = points[(r.measurement, r.well, r.wavelength)]
         assert m.value == (None if r.value is None else pytest.approx(r.value))
         assert m.excitation == r.excitation and m.plate == r.plate
-    (kinetic,) = back.series
-    assert kinetic.axis == "elapsed time" and kinetic.x == (0.0, 10.0, 20.0)
-    expected = [r.value for r in values if r.time is not None]
-    assert list(kinetic.y) == pytest.approx(expected)
+    by_axis = {
+        axis: [s for s in back.series if s.axis == axis] for axis in ("wavelength", "elapsed time")
+    }
+    (kinetic,) = by_axis["elapsed time"]
+    assert kinetic.x == (0.0, 10.0, 20.0)
+    assert list(kinetic.y) == pytest.approx([r.value for r in values if r.read == kinetic_read])
+    assert [s.x for s in by_axis["wavelength"]] == [(400.0, 420.0, 440.0, 460.0, 480.0, 500.0)] * 2
+    spectral = [r.value for r in values if r.read == spectrum_read]
+    assert [y for s in by_axis["wavelength"] for y in s.y] == pytest.approx(spectral)
     spectro = read_asm(spectrophotometry_asm(events, whole.get) or {})
     (spectrum,) = spectro.series
-    (taken,) = spectra(events, whole.get)
+    measured = next(e["seq"] for e in events if e["tool"] == "spec_measure_absorbance")
+    (taken,) = (t for t in spectra(events, whole.get) if t.read == measured)
     assert spectrum.x == tuple(taken.wavelengths) and len(spectrum.x) > 1000
     kept = [(a, b) for a, b in zip(spectrum.y, taken.absorbance, strict=True) if b is not None]
     assert [a for a, _ in kept] == pytest.approx([b for _, b in kept])

@@ -25,6 +25,7 @@ from referencing.jsonschema import DRAFT202012
 from labtools import Lab
 from labtools.records import plate_reader_asm, read_asm, spectrophotometry_asm
 from labtools.records.asm import PLATE_READER_MANIFEST, SPECTROPHOTOMETRY_MANIFEST
+from tests.reading_run import every_reading, has_handle
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the allotropy release whose schemas the tests hold labtools to
@@ -95,52 +96,8 @@ def _qty(value: float, unit: str) -> dict[str, Any]:
 def run() -> list[dict[str, Any]]:
     """A virtual run with every kind of reading labtools has, whole (payloads kept)."""
     with Lab.virtual(seed=4) as lab:
-        lab.call("lh_move_plate", {"plate": "plate_1", "destination": "reader"}).unwrap()
-        lab.call(
-            "reader_read_absorbance",
-            {"plate": "plate_1", "wavelength": _qty(450, NM), "wells": ["A1", "B2", "H12"]},
-        ).unwrap()
-        lab.call(
-            "reader_read_absorbance_spectrum",
-            {
-                "plate": "plate_1",
-                "wells": ["A1", "A2"],
-                "start": _qty(400, NM),
-                "stop": _qty(500, NM),
-                "step": _qty(20, NM),
-            },
-        ).unwrap()
-        lab.call(
-            "reader_read_absorbance_kinetic",
-            {
-                "plate": "plate_1",
-                "wells": ["C3"],
-                "wavelength": _qty(405, NM),
-                "reads": 3,
-                "interval": _qty(10, "second"),
-            },
-        ).unwrap()
-        lab.call(
-            "reader_read_fluorescence",
-            {
-                "plate": "plate_1",
-                "wells": ["A1", "A2"],
-                "excitation_wavelength": _qty(485, NM),
-                "emission_wavelength": _qty(528, NM),
-            },
-        ).unwrap()
-        lab.call("reader_read_luminescence", {"plate": "plate_1", "wells": ["A1"]}).unwrap()
-        lab.call("spec_set_integration_time", {"time": _qty(100, "millisecond")}).unwrap()
-        lab.call("spec_acquire_dark", {"scans": 1}).unwrap()
-        lab.call("spec_acquire_reference", {"scans": 1}).unwrap()
-        lab.call("spec_measure_absorbance", {"scans": 1}).unwrap()
-        events = lab.journal.events()
-        whole = {e["data"]["data"]: lab.data(e["data"]["data"]) for e in events if _handle(e)}
-    return [e | {"payload": whole[e["data"]["data"]]} if _handle(e) else e for e in events]
-
-
-def _handle(event: dict[str, Any]) -> bool:
-    return bool(event.get("ok")) and isinstance((event.get("data") or {}).get("data"), str)
+        events, whole = every_reading(lab)
+    return [e | {"payload": whole[e["data"]["data"]]} if has_handle(e) else e for e in events]
 
 
 def test_the_wheel_holds_the_schemas_labtools_writes_to(schemas: dict[str, Any]) -> None:

@@ -88,5 +88,5 @@ def test_the_json_shape(calibrations: list[tuple[dict, Lab]]) -> None:
     units = {k: e["unit"] for k, e in result["parameters"].items()}
     assert units["liquid_handler.channel_3.tip_300.delta"] == "microliter"
     assert units["reader.path.meniscus_contact_angle"] == "degree"
-    assert units["spectrometer.dark_rate"] == "1/second"
+    assert units["spectrometer.detector.FLAME-S.dark_rate"] == "1/second"
     assert "liquid_handler.film_fraction" in result["not_identified"]

@@ -37,22 +37,27 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="module", params=["fake", "virtual"])
+#: the labs the properties hold on: the test-only lab, and the default virtual lab (real
+#: drivers over physics backends)
+LABS = ["fake", "virtual"]
+#: every tool of each lab (the test-only lab has no balance)
+CASES = [
+    pytest.param(kind, tool, id=f"{kind}-{tool}")
+    for kind in LABS
+    for tool in VIRTUAL_LAB_TOOLS
+    if kind == "virtual" or not tool.startswith("balance_")
+]
+
+
+@pytest.fixture(scope="module")
 def module_lab(request):
-    """The test-only lab, and the default virtual lab (real drivers over physics backends)."""
+    """The lab named by the test's ``module_lab`` parameter (one of :data:`LABS`)."""
     from fakes import fake_lab
 
     from labtools import Lab
 
     with fake_lab() if request.param == "fake" else Lab.virtual(seed=0) as lab:
         yield lab
-
-
-@pytest.fixture
-def has_tool(module_lab, tool: str) -> None:
-    """Skip a tool the lab lacks (the test-only lab has no balance)."""
-    if tool not in module_lab.tool_names():
-        pytest.skip(f"this lab has no {tool}")
 
 
 def check_call(lab, name: str, arguments: object) -> None:
@@ -72,11 +77,7 @@ def check_call(lab, name: str, arguments: object) -> None:
     assert arguments == sent or arguments != arguments, "the call must not modify its arguments"
 
 
-@pytest.mark.parametrize(
-    "tool",
-    VIRTUAL_LAB_TOOLS,
-)
-@pytest.mark.usefixtures("has_tool")
+@pytest.mark.parametrize(("module_lab", "tool"), CASES, indirect=["module_lab"])
 class TestEveryTool:
     @SETTINGS
     @given(data=st.data())
@@ -132,12 +133,12 @@ INTEGER_TOOLS = [
 ]
 
 
+@pytest.mark.parametrize("module_lab", LABS, indirect=True)
 def test_integer_tools_are_those_declaring_integers(module_lab) -> None:
     declaring = [
         name
-        for name in VIRTUAL_LAB_TOOLS
-        if name in module_lab.tool_names()
-        and integer_paths(module_lab.tool_spec(name).input_schema)
+        for name in module_lab.tool_names()
+        if integer_paths(module_lab.tool_spec(name).input_schema)
     ]
     assert declaring == INTEGER_TOOLS
 
@@ -152,6 +153,7 @@ def _bound_at(value: object, path: tuple) -> list[object]:
     return _bound_at(value[key], rest) if isinstance(value, dict) and key in value else []
 
 
+@pytest.mark.parametrize("module_lab", LABS, indirect=True)
 @pytest.mark.parametrize("tool", INTEGER_TOOLS)
 @SETTINGS
 @given(data=st.data())

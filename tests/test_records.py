@@ -17,6 +17,7 @@ import pytest
 from labtools import Lab
 from labtools.journal import read_journal
 from labtools.records import Bundle, grid_csv, readings, spectra, tidy_csv, write_bundle
+from tests.reading_run import every_reading
 
 NM = "nanometer"
 
@@ -27,46 +28,11 @@ def _qty(value: float, unit: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], dict, Path]:
-    """A small virtual run: a plate read at one wavelength, a spectrum read of two wells, a
-    kinetic read, and a spectrometer absorbance spectrum; with the data behind every handle."""
+    """:func:`every_reading` on a virtual lab journaled to a file."""
     journal = tmp_path_factory.mktemp("run") / "journal.jsonl"
     with Lab.virtual(seed=3, journal=journal) as lab:
-        lab.call("lh_move_plate", {"plate": "plate_1", "destination": "reader"}).unwrap()
-        lab.call(
-            "reader_read_absorbance",
-            {"plate": "plate_1", "wavelength": _qty(450, NM), "wells": ["A1", "B2", "H12"]},
-        ).unwrap()
-        lab.call(
-            "reader_read_absorbance_spectrum",
-            {
-                "plate": "plate_1",
-                "wells": ["A1", "A2"],
-                "start": _qty(400, NM),
-                "stop": _qty(500, NM),
-                "step": _qty(20, NM),
-            },
-        ).unwrap()
-        lab.call(
-            "reader_read_absorbance_kinetic",
-            {
-                "plate": "plate_1",
-                "wells": ["C3"],
-                "wavelength": _qty(405, NM),
-                "reads": 3,
-                "interval": _qty(10, "second"),
-            },
-        ).unwrap()
-        lab.call("spec_set_integration_time", {"time": _qty(100, "millisecond")}).unwrap()
-        lab.call("spec_acquire_dark", {"scans": 1}).unwrap()
-        lab.call("spec_acquire_reference", {"scans": 1}).unwrap()
-        lab.call("spec_measure_absorbance", {"scans": 1}).unwrap()
-        events = lab.journal.events()
-        whole = {e["data"]["data"]: lab.data(e["data"]["data"]) for e in events if _handle(e)}
+        events, whole = every_reading(lab)
     return events, whole, journal
-
-
-def _handle(event: dict[str, Any]) -> bool:
-    return event.get("ok") and isinstance((event.get("data") or {}).get("data"), str)
 
 
 def test_tidy_csv_has_one_row_per_value_with_its_units(run) -> None:

@@ -222,9 +222,7 @@ class SICSBalance(Balance):
 
     async def _io(self, function: Callable[..., T], *args: Any) -> T:
         """Blocking I/O off the event loop (an in-process balance answers inline)."""
-        if self._need_transport().blocking:
-            return await asyncio.to_thread(function, *args)
-        return function(*args)
+        return await self._need_transport().off_loop(function, *args)
 
 
 # -- answers -----------------------------------------------------------------------------------

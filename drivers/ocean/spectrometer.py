@@ -347,6 +347,4 @@ class OBPSpectrometer(OceanSpectrometer):
         if link.broken:
             await self._reconnect()
             link = self._need_link()
-        if link.transport.blocking:
-            return await asyncio.to_thread(function, *args)
-        return function(*args)
+        return await link.transport.off_loop(function, *args)

@@ -8,14 +8,18 @@ implements (template method). Errors are the typed tool errors: a read that gets
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from labtools.errors import Timeout
 from labtools.transport.recording import Recording
+
+T = TypeVar("T")
 
 __all__ = ["Transport"]
 
@@ -46,6 +50,13 @@ class Transport(ABC):
         self._closed = False
         self.label = label or type(self).__name__
         self.recording: Recording | None = None
+
+    async def off_loop(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)``, an exchange over this link: on a worker thread where calls
+        block (:attr:`blocking`), else inline (an in-process device answers at once)."""
+        if self.blocking:
+            return await asyncio.to_thread(function, *args)
+        return function(*args)
 
     # -- configuration -------------------------------------------------------------------------
     @property

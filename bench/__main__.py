@@ -24,6 +24,7 @@ MODULES = (
     "sessions",
     "pool",
     "memory",
+    "fidelity",
 )
 
 parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks in turn.")

@@ -162,6 +162,24 @@ def _detectors() -> list[Parameter]:
     return out
 
 
+#: ``species.<dye>.lot.epsilon_ceiling`` in the published profile: far above any lot the
+#: published spread draws (exp N(0, 0.03²) reaches 10 only 77 sds out), so no lot is folded
+LOT_CEILING_OFF = 10.0
+_CEILING_SOURCE = (
+    "[A] off: today's physics (no lot comes near 10). The highest epsilon factor a lot reaches "
+    "relative to the pure dye's reference: a draw above it is folded below it (c^2 / f). A "
+    "lot's absorbance per gram is its content times the pure dye's E1%1cm, at most the pure "
+    "dye's, up to the reference value's own uncertainty [V: Commission Regulation (EU) "
+    "231/2012, E 129 Allura Red AC: >= 85 % total colouring matters, E1%1cm 540 at ca 504 nm, "
+    "SANCO/11368/2011 Rev 3; E 133 Brilliant Blue FCF: >= 85 %, subsidiary colours <= 6 %, "
+    "EU Implementing Regulation 2020/173]. Suggested: 1.02 [A: the reference's uncertainty, "
+    "not found], with epsilon_factor log_normal mu = ln(1 - subsidiary colours / 2), e.g. "
+    "ln 0.985 for Allura Red (<= 3 %) [V2: vendor specification], sigma 0.01-0.02 [A]: the "
+    "dye content below 100 % is already in a powder stock's concentration (its grade, "
+    "U(0.85, 0.95))"
+)
+
+
 def _dye_lots() -> list[Parameter]:
     """Each dye's lot priors, from its ``batch`` in ``species.toml`` (as
     ``labtools.simulators.world.species.Batch`` draws them)."""
@@ -184,6 +202,12 @@ def _dye_lots() -> list[Parameter]:
                 "nanometer",
                 prior=Prior("normal", 0.0, shift_sd),
                 source=f"{source}: N(0, shift_nm_sd^2), the bands' shift",
+            ),
+            Parameter(
+                f"species.{key}.lot.epsilon_ceiling",
+                "dimensionless",
+                LOT_CEILING_OFF,
+                source=_CEILING_SOURCE,
             ),
         ]
     return out

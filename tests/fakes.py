@@ -245,7 +245,13 @@ class FakePlateReader(PlateReader):
         return [i * interval_s for i in range(reads)], {w: [self._od(w)] * reads for w in wells}
 
     async def _read_fluorescence(
-        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+        self,
+        plate: str,
+        wells: list[str],
+        excitation_nm: float,
+        emission_nm: float,
+        gain: int,
+        focal_height_mm: float,
     ) -> dict[str, float]:
         return {w: 1000 * self._od(w) for w in wells}
 

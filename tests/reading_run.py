@@ -53,6 +53,8 @@ def every_reading(lab: Lab) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 "wells": ["A1", "A2"],
                 "excitation_wavelength": qty(485, NM),
                 "emission_wavelength": qty(528, NM),
+                "gain": 0,
+                "focal_height": qty(0, "millimeter"),
             },
         ),
         ("reader_read_luminescence", {"plate": "plate_1", "wells": ["A1"]}),

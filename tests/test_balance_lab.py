@@ -91,7 +91,7 @@ def test_tare_then_dispense_weighs_what_was_delivered(fresh) -> None:
     assert moving["stable"] is False  # the display is still settling
     assert world.clock.now() == started  # an immediate reading waits for nothing
     assert _grams(fresh) == pytest.approx(expected, abs=1e-4)
-    settling = fresh.instruments["balance"].transport.device.model.settling_s
+    settling = fresh.instruments["balance"].transport.device.settling_s
     assert 0 < world.clock.now() - started <= settling
     settled = fresh.call("balance_weigh", {"mode": "immediate"}).data
     assert settled["stable"] is True
@@ -133,15 +133,17 @@ def test_water_evaporates_from_the_open_vessel(fresh) -> None:
     world.fill(VESSEL, Mixture.solution(1000.0, {"tartrazine": 1e-4}))
     start = _grams(fresh)
     amount = world.peek(VESSEL).amounts["tartrazine"]
-    world.clock.advance(600.0)
+    world.clock.advance(1800.0)  # half an hour: the loss is ~100 times the readings' noise
     lost = start - _grams(fresh)
-    vessel = fresh.instruments["balance"].transport.device.vessel
-    height = vessel.liquid_height_m(1000.0)
-    rate = Evaporation(0.01, 0.04).rate_g_s(25.0, height)
+    emulator = fresh.instruments["balance"].transport.device
+    height = emulator.vessel.liquid_height_m(1000.0)
+    humidity = world.hidden_truth()["balance/humidity"]  # this seed's draft shield
+    assert 0.3 <= humidity <= 0.7 and emulator.evaporation.humidity == humidity
+    rate = Evaporation(0.01, 0.04, humidity=humidity).rate_g_s(25.0, height)
     assert 0.5e-6 < rate < 5e-6  # g/s: about 0.1 mg per minute
-    assert lost == pytest.approx(rate * 600.0 * buoyancy_factor(0.997), rel=0.05, abs=3e-5)
+    assert lost == pytest.approx(rate * 1800.0 * buoyancy_factor(0.997), rel=0.03)
     assert world.peek(VESSEL).amounts["tartrazine"] == amount  # only water leaves
-    assert world.peek(VESSEL).volume_ul == pytest.approx(1000.0 - rate * 600 / 0.997e-3, rel=1e-3)
+    assert world.peek(VESSEL).volume_ul == pytest.approx(1000.0 - rate * 1800 / 0.997e-3, rel=1e-3)
 
 
 def test_zero_beyond_its_range_is_refused_and_changes_nothing(fresh) -> None:
@@ -223,3 +225,39 @@ def test_bad_input_is_refused_and_changes_nothing(lab, tool: str, data) -> None:
         assert (error["code"], arguments) == ("precondition_failed", {"mode": arguments["mode"]})
     assert (lab.state(), world.clock.now(), world.peek(VESSEL).volume_ul) == before
     assert (emulator.zero_g, emulator.tare_g) == device
+
+
+def test_the_balance_takes_its_unit_from_the_profile() -> None:
+    """``balance.*`` of the world's profile: fixed values are the emulator's, priors are drawn
+    per seed as hidden truth, and no other instrument's draw moves."""
+    from labtools.simulators.profile import Parameter
+    from labtools.simulators.published import published
+
+    fixed = {
+        "balance.XPR205.repeatability": Parameter("", "microgram", 4.0),  # any unit of mass
+        "balance.XPR205.settling_time": Parameter("", "second", 3.0),
+        "balance.evaporation.humidity": Parameter("", "dimensionless", 0.9),
+        "balance.vessel.mass": Parameter("", "gram", 21.5),
+    }
+    profile = published().with_values(fixed, name="a drier balance")
+    with Lab.virtual(seed=2, profile=profile) as lab, Lab.virtual(seed=2) as default:
+        emulator = lab.instruments["balance"].transport.device
+        assert emulator.repeatability_g == pytest.approx(4e-6, rel=1e-12)
+        assert (emulator.settling_s, emulator.evaporation.humidity) == (3.0, 0.9)
+        assert emulator.vessel_g == 21.5 == emulator.initial_zero_g
+        drawn = default.shared["world"].hidden_truth()
+        assert 0.3 <= drawn["balance/humidity"] <= 0.7
+        assert 0.0075e-3 <= drawn["balance/repeatability_g"] <= 0.015e-3
+        assert drawn["balance/settling_s"] == 1.5
+        others = {k: v for k, v in drawn.items() if not k.startswith("balance/")}
+        mine = lab.shared["world"].hidden_truth()
+        assert {k: v for k, v in mine.items() if not k.startswith("balance/")} == others
+        # a stable reading waits the profile's settling time after a dispense
+        world = lab.shared["world"]
+        assert lab.call("lh_pick_up_tips", {"tip_rack": "tips_300ul", "channels": [0]}).ok
+        item = {"channel": 0, "well": "reservoir:A1", "volume": _ul(100)}
+        assert lab.call("lh_aspirate", {"items": [item]}).ok
+        assert lab.call("lh_dispense", {"items": [{**item, "well": VESSEL}]}).ok
+        started = world.clock.now()
+        assert _grams(lab) == pytest.approx(0.1, rel=0.05)
+        assert world.clock.now() - started == pytest.approx(3.0)

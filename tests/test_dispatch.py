@@ -444,7 +444,7 @@ def test_proxy_methods_carry_each_tools_signature_and_docstring(virtual_lab: Lab
     from labtools.units import DIMENSIONS
 
     aliases = {"volume": "Volume", "wavelength": "Wavelength", "duration": "Duration"}
-    aliases |= {"temperature": "Temperature"}
+    aliases |= {"temperature": "Temperature", "length": "Length"}
     seen_quantity = 0
     for spec in virtual_lab.tool_specs():
         method = _method(virtual_lab, spec)

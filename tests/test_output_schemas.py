@@ -21,6 +21,8 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
             (
                 "reader_read_fluorescence",
                 {
+                    "gain": 0,
+                    "focal_height": {"value": 0, "unit": "millimeter"},
                     "plate": "plate_1",
                     "wells": ["A1", "H12"],
                     "excitation_wavelength": {"value": 485, "unit": NM},

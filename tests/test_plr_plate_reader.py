@@ -52,7 +52,12 @@ def test_reads_a_384_well_plate() -> None:
     for tool, extra in (
         (
             "reader_read_fluorescence",
-            {"excitation_wavelength": nm(490), "emission_wavelength": nm(515)},
+            {
+                "excitation_wavelength": nm(490),
+                "emission_wavelength": nm(515),
+                "gain": 0,
+                "focal_height": {"value": 0, "unit": "millimeter"},
+            },
         ),
         ("reader_read_luminescence", {}),
     ):
@@ -137,6 +142,8 @@ def test_same_seed_same_readings_and_another_seed_differs() -> None:
             lab.call(
                 "reader_read_fluorescence",
                 {
+                    "gain": 0,
+                    "focal_height": {"value": 0, "unit": "millimeter"},
                     "plate": "plate_1",
                     "wells": ["A1", "B1"],
                     "excitation_wavelength": nm(490),

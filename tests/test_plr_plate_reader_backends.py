@@ -139,6 +139,8 @@ def test_spectramax_fluorescence_and_luminescence() -> None:
     fluor = lab.call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": ["H12"],
             "excitation_wavelength": nm(490),
@@ -169,6 +171,8 @@ def test_spectramax_384_plus_has_no_fluorescence() -> None:
     result = lab.call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": ["A1"],
             "excitation_wavelength": nm(490),
@@ -190,6 +194,8 @@ def test_gemini_em_reads_fluorescence_but_not_absorbance() -> None:
     fluor = lab.call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": ["A1"],
             "excitation_wavelength": nm(490),
@@ -244,6 +250,8 @@ def test_mismatched_signature_and_missing_module_are_not_supported() -> None:
     fluor = lab.call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": ["A1"],
             "excitation_wavelength": nm(490),

@@ -44,6 +44,8 @@ def _read(
     result = lab.call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": wells,
             "excitation_wavelength": nm(490),

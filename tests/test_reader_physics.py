@@ -149,6 +149,8 @@ def _fluorescence(setup, wells: list[str], ex: float = 490, em: float = 515) -> 
     result = setup.lab().call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": setup.plate.name,
             "wells": wells,
             "excitation_wavelength": nm(ex),
@@ -232,6 +234,8 @@ def test_fluorescence_above_the_detector_ceiling_is_flagged_per_well() -> None:
     result = setup.lab().call(
         "reader_read_fluorescence",
         {
+            "gain": 0,
+            "focal_height": {"value": 0, "unit": "millimeter"},
             "plate": "plate_1",
             "wells": ["H11", "H12"],
             "excitation_wavelength": nm(490),

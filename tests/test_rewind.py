@@ -69,7 +69,8 @@ def spectrum(plate: str, wells: list[str], start: float, stop: float, step: floa
 
 def fluorescence(plate: str, wells: list[str], excitation: float, emission: float) -> Call:
     arguments = {"plate": plate, "wells": wells, "excitation_wavelength": nm(excitation)}
-    return ("reader_read_fluorescence", {**arguments, "emission_wavelength": nm(emission)})
+    own = {"gain": 0, "focal_height": {"value": 0, "unit": "millimeter"}}
+    return ("reader_read_fluorescence", {**arguments, "emission_wavelength": nm(emission), **own})
 
 
 def luminescence(plate: str, *wells: str) -> Call:

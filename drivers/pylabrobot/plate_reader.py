@@ -118,10 +118,12 @@ def limits_for(backend: PlateReaderBackend) -> PlateReaderLimits:
     labtools' defaults."""
     limits = PlateReaderLimits()
     if isinstance(backend, BioTekPlateReaderBackend):
+        low_mm, high_mm = backend.focal_height_range
         limits = PlateReaderLimits(
             absorbance=_nanometres(backend.abs_wavelength_range),
             excitation=_nanometres(backend.excitation_range),
             emission=_nanometres(backend.emission_range),
+            focal_height=Range(low_mm, high_mm, "millimeter"),
         )
     if isinstance(backend, MolecularDevicesBackend):
         return replace(limits, temperature=MD_INCUBATION)
@@ -145,7 +147,9 @@ class PLRPlateReader(PlateReader):
     configuration (``PhysicsPlateReaderBackend`` in simulation; ``CLARIOstarBackend``,
     ``CytationBackend``, ``MolecularDevicesSpectraMaxM5Backend``, … in a real lab).
     ``limits``: optical limits; by default what PLR states for the backend.
-    ``focal_height``: read height (mm) for fluorescence and luminescence.
+    ``focal_height``: read height (mm) for luminescence, and for fluorescence reads that ask for
+    the reader's own (``focal_height`` 0); a read may ask for another within the limits, and
+    for a PMT gain where the backend takes one (``reader_calls``).
     The constructor does no I/O; :meth:`setup` connects.
     """
 
@@ -295,13 +299,23 @@ class PLRPlateReader(PlateReader):
         return times, series
 
     async def _read_fluorescence(
-        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+        self,
+        plate: str,
+        wells: list[str],
+        excitation_nm: float,
+        emission_nm: float,
+        gain: int,
+        focal_height_mm: float,
     ) -> dict[str, float]:
         ex = _whole_nm(excitation_nm, "/excitation_wavelength")
         em = _whole_nm(emission_nm, "/emission_wavelength")
+        self.calls.check_optics(gain, focal_height_mm)
         index = self._index(plate)
+        chosen = self._chosen(index, wells)
         with reader_errors("fluorescence read", self.backend_name):
-            grid = await self.calls.fluorescence(index.plate, self._chosen(index, wells), ex, em)
+            grid = await self.calls.fluorescence(
+                index.plate, chosen, ex, em, gain=gain, focal_height_mm=focal_height_mm
+            )
         return _values(grid, index, wells, "fluorescence")
 
     async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:

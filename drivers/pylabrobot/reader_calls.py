@@ -19,6 +19,12 @@ Most backends implement PLR's ``PlateReaderBackend`` signatures and are called t
   PLR 0.2.2 gives the others (CLARIOstar, Tecan, Byonoy, the chatterbox) no temperature
   control.
 
+- Fluorescence optics: a read height other than the reader's own goes to PLR's
+  ``focal_height`` (the front end's argument; Molecular Devices backends only where they
+  name one); a PMT gain other than the reader's own (0) only to backends whose
+  ``read_fluorescence`` names a ``gain`` (PLR's Tecan Infinite and Spark, the physics
+  simulator). Others refuse it with ``NotSupported`` before anything is sent.
+
 Each plan is chosen once from the backend's class and method signatures (no I/O). A read the
 backend cannot do at all raises ``NotSupported``.
 """
@@ -133,6 +139,11 @@ class ReadCalls:
             if _takes(backend.read_luminescence, "wells", "focal_height")
             else "none"
         )
+        #: whether the backend takes a PMT gain, and a read height on Molecular Devices plans
+        self.takes_gain = _names(backend.read_fluorescence, "gain")
+        self.takes_height = self.fluorescence_plan == "front_end" or _names(
+            backend.read_fluorescence, "focal_height"
+        )
         self.temperature_plan: TemperaturePlan = _temperature_plan(backend)
         #: the setpoint set through this plan (°C), for backends that do not report theirs
         self._setpoint: float | None = None
@@ -179,16 +190,47 @@ class ReadCalls:
         by_nm = {r.get("wavelength"): r for r in results} if isinstance(results, list) else {}
         return [_pick([by_nm[nm]] if nm in by_nm else results, "wavelength", nm) for nm in nms]
 
-    async def fluorescence(self, plate: Plate, wells: list[Well] | None, ex: int, em: int) -> Grid:
+    def check_optics(self, gain: int, focal_height_mm: float) -> None:
+        """Refuse a PMT gain or read height the backend cannot be given (0: its own)."""
+        if gain and not self.takes_gain:
+            raise NotSupported(
+                f"the {self.backend_name} backend takes no PMT gain through PyLabRobot",
+                field="/gain",
+                hint="give gain 0: the reader's own",
+            )
+        if focal_height_mm and not self.takes_height:
+            raise NotSupported(
+                f"the {self.backend_name} backend takes no read height through PyLabRobot",
+                field="/focal_height",
+                hint="give focal_height 0 mm: the reader's own",
+            )
+
+    async def fluorescence(
+        self,
+        plate: Plate,
+        wells: list[Well] | None,
+        ex: int,
+        em: int,
+        *,
+        gain: int = 0,
+        focal_height_mm: float = 0.0,
+    ) -> Grid:
+        """A fluorescence read; ``gain`` and ``focal_height_mm`` 0: the reader's own (the
+        configured read height on the front end), else as :meth:`check_optics` allows."""
+        self.check_optics(gain, focal_height_mm)
         plan = self.fluorescence_plan
         backend = self._backend("fluorescence", plan)
+        optics: dict[str, Any] = {"gain": gain} if gain else {}
+        if focal_height_mm and plan != "front_end":
+            optics["focal_height"] = focal_height_mm
         if plan == "front_end":
             results = await self.reader.read_fluorescence(
                 excitation_wavelength=ex,
                 emission_wavelength=em,
-                focal_height=self.focal_height_mm,
+                focal_height=focal_height_mm or self.focal_height_mm,
                 wells=self._wells(wells),
                 use_new_return_type=True,
+                **optics,
             )
         elif plan == "md_lists":
             self._ready(plate)
@@ -198,6 +240,7 @@ class ReadCalls:
                 excitation_wavelengths=[ex],
                 emission_wavelengths=[em],
                 cutoff_filters=[cutoff],
+                **optics,
             )
         else:
             self._ready(plate)
@@ -206,6 +249,7 @@ class ReadCalls:
                 wells=plate.get_all_items(),
                 excitation_wavelength=ex,
                 emission_wavelength=em,
+                **optics,
             )
         return _pick(results, "em_wavelength", em)
 

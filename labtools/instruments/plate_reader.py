@@ -20,13 +20,23 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import pint
-from typing_extensions import TypedDict
 
 from labtools.errors import NotSupported, OutOfRange, UnknownResource, brief
 from labtools.instrument import Instrument
+from labtools.instruments.plate_reader_results import (
+    AbsorbanceReading,
+    AbsorbanceSpectrum,
+    FluorescenceReading,
+    KineticReading,
+    LuminescenceReading,
+    SpectrumPeak,
+    TemperatureReading,
+    TemperatureSet,
+)
 from labtools.tool import Arg, tool
 from labtools.units import (
     Duration,
+    Length,
     QuantityJSON,
     Range,
     Temperature,
@@ -36,6 +46,8 @@ from labtools.units import (
 )
 
 __all__ = [
+    "FOCAL_HEIGHTS",
+    "GAINS",
     "MONOCHROMATOR_ABSORBANCE",
     "OD_MAX",
     "AbsorbanceReading",
@@ -62,6 +74,15 @@ MONOCHROMATOR_ABSORBANCE = Range(230, 1000, NM)
 #: ~4.0 OD", Biochrom FAQ (physics reference §4)]
 OD_MAX = 4.0
 
+#: read heights (mm above the plate's underside) of a typical top-read reader [V: PLR 0.2.2
+#: agilent/biotek_backend.py focal_height_range, 4.5–13.88 mm]: the limits of a reader whose PLR
+#: backend states none, and the simulated reader's
+FOCAL_HEIGHTS = Range(4.5, 13.88, "millimeter")
+
+#: PMT gains of a reader with a numeric gain [V: Tecan Infinite 200 PRO IFU 30125943 §4.5.1,
+#: "selectable from 1 – 255"]; 0 asks for the reader's own gain
+GAINS = Range(0, 255)
+
 #: incubation setpoints of a typical heated reader (°C) [V/L]: 4 °C above a 25 °C room
 #: ("ambient +4 °C", BioTek's incubation range [L]) to 50 °C (Agilent BioTek Synergy HTX data
 #: sheet: "Incubation to 50 °C", ±0.2 °C at 37 °C [V])
@@ -84,6 +105,10 @@ class PlateReaderLimits:
     kinetic_reads: Range = Range(2, 240)
     #: top of the stated absorbance range (OD): readings above it are reported over-range
     od_max: float = OD_MAX
+    #: fluorescence: the read heights (mm) and PMT gains a read may ask for (0: the reader's
+    #: own read height or gain)
+    focal_height: Range = FOCAL_HEIGHTS
+    gain: Range = GAINS
     #: incubation setpoints, and how close (°C) to the setpoint the chamber counts as stable
     #: [V: ±0.2 °C at 37 °C, Agilent BioTek Synergy HTX and Cytation 1 data sheets]
     temperature: Range = INCUBATION
@@ -93,78 +118,14 @@ class PlateReaderLimits:
     temperature_poll_s: float = 10.0
     temperature_wait_s: float = 3600.0
 
-
-class AbsorbanceReading(TypedDict):
-    plate: str
-    wavelength: QuantityJSON
-    unit: str
-    values: dict[str, float]
-    saturated: list[str]
-    over_range: list[str]
+    @property
+    def focal_heights(self) -> str:
+        """The read heights a fluorescence read takes, as its description states them."""
+        return f"Allowed: 0 (the reader's own read height) or {self.focal_height.describe()}."
 
 
-class SpectrumPeak(TypedDict):
-    wavelength: QuantityJSON
-    absorbance: float
-
-
-class AbsorbanceSpectrum(TypedDict):
-    plate: str
-    wavelengths: list[float]
-    wavelength_unit: str
-    unit: str
-    peaks: dict[str, SpectrumPeak]
-    values: dict[str, list[float | None]]
-    saturated: list[str]
-    over_range: list[str]
-    data: str
-
-
-class KineticReading(TypedDict):
-    plate: str
-    wavelength: QuantityJSON
-    unit: str
-    times: list[float]
-    time_unit: str
-    values: dict[str, list[float | None]]
-    slopes: dict[str, float | None]
-    slope_unit: str
-    saturated: list[str]
-    over_range: list[str]
-    data: str
-
-
-class FluorescenceReading(TypedDict):
-    plate: str
-    excitation_wavelength: QuantityJSON
-    emission_wavelength: QuantityJSON
-    unit: str
-    values: dict[str, float]
-    saturated: list[str]
-
-
-class LuminescenceReading(TypedDict):
-    plate: str
-    unit: str
-    values: dict[str, float]
-    saturated: list[str]
-
-
-class TemperatureReading(TypedDict):
-    temperature: float
-    setpoint: float | None
-    unit: str
-
-
-class TemperatureSet(TypedDict):
-    setpoint: float
-    temperature: float
-    unit: str
-    stable: bool
-    waited: float
-    waited_unit: str
-
-
+#: the JSON form of 0 mm: ``focal_height``'s default for Python callers (the reader's own)
+_OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
 _PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
 _WELLS = 'Wells to read, e.g. ["A1", "B1"]; [] reads the whole plate.'
 
@@ -321,10 +282,27 @@ class PlateReader(Instrument):
             Wavelength, Arg("Excitation wavelength.", within="excitation")
         ],
         emission_wavelength: Annotated[Wavelength, Arg("Emission wavelength.", within="emission")],
+        gain: Annotated[
+            int,
+            Arg(
+                "PMT gain (higher: brighter readings, saturating sooner); 0: the reader's own.",
+                within="gain",
+            ),
+        ] = 0,
+        focal_height: Annotated[
+            Length,
+            Arg(
+                "Read height: the focal point above the plate's underside (lower reads deeper "
+                "in the well).",
+                note="focal_heights",
+            ),
+        ] = _OWN_HEIGHT,  # type: ignore[assignment]  # JSON form, as Python callers may give it
     ) -> FluorescenceReading:
         """Measure fluorescence intensity (relative fluorescence units, top read).
 
-        Wells that saturate the detector are listed in ``saturated``: dilute them.
+        Wells that saturate the detector are listed in ``saturated``: dilute them, or read at a
+        lower gain. A reader without a numeric gain or an adjustable read height refuses any
+        but 0 (its own).
         """
         ex, em = magnitude(excitation_wavelength, NM), magnitude(emission_wavelength, NM)
         if em <= ex:
@@ -333,8 +311,16 @@ class PlateReader(Instrument):
                 field="/emission_wavelength",
                 hint=f"give an emission wavelength above {ex:g} nm",
             )
+        height = magnitude(focal_height, "millimeter")
+        heights = self.limits.focal_height
+        if height != 0.0 and not heights.contains(focal_height):
+            raise OutOfRange(
+                f"focal height {height:g} mm is outside the reader's read heights",
+                field="/focal_height",
+                hint=self.limits.focal_heights,
+            )
         chosen = self._choose_wells(plate, wells)
-        values = await self._read_fluorescence(plate, chosen, ex, em)
+        values = await self._read_fluorescence(plate, chosen, ex, em, gain, height)
         finite, saturated = _split(values, 1)
         return {
             "plate": plate,
@@ -465,9 +451,16 @@ class PlateReader(Instrument):
 
     @abstractmethod
     async def _read_fluorescence(
-        self, plate: str, wells: list[str], excitation_nm: float, emission_nm: float
+        self,
+        plate: str,
+        wells: list[str],
+        excitation_nm: float,
+        emission_nm: float,
+        gain: int,
+        focal_height_mm: float,
     ) -> dict[str, float]:
-        """RFU per well (``inf`` or NaN past the detector's range)."""
+        """RFU per well (``inf`` or NaN past the detector's range) at PMT ``gain`` and read
+        height ``focal_height_mm`` (within the limits; 0: the reader's own)."""
 
     @abstractmethod
     async def _read_luminescence(self, plate: str, wells: list[str]) -> dict[str, float]:

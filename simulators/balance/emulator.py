@@ -7,8 +7,14 @@ that the liquid handler dispenses into. The balance reads, in grams:
     load    = vessel + V · ρw(T) · (1 − ρa/ρw) / (1 − ρa/ρref)    (conventional mass, in air)
     reading = load − zero point − tare + ε,   ε ~ N(0, repeatability²), rounded to readability
 
-with ρw the density of water at the vessel's temperature in the world. The empty vessel's mass
-is hidden truth (``<name>/vessel_g``, drawn per seed); the balance was switched on with the
+with ρw the density of water at the vessel's temperature in the world. What differs between
+units comes from the world's profile (``simulators/data/published_profile.toml``,
+``[balance.*]``), each drawn once per seed as hidden truth where the profile gives a prior:
+the model's repeatability and settling time (``balance.<MODEL>.repeatability``,
+``.settling_time``; the model record's figures where the profile has no such key), the empty
+vessel's mass (``balance.vessel.mass``) and the draft shield's humidity
+(``balance.evaporation.humidity``), as ``<name>/repeatability_g``, ``<name>/settling_s``,
+``<name>/vessel_g`` and ``<name>/humidity``. The balance was switched on with the
 vessel on its pan, so its initial zero took the vessel (an initial zero-setting range of 20 % of
 capacity [L: OIML R 76-1]) and zeroing later is allowed within ±2 % of that zero. After the load
 changes (a dispense), the display settles over the model's settling time: an immediate reading
@@ -26,12 +32,16 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from labtools.drivers.mettler import commands as c
 from labtools.drivers.mettler.models import BalanceModel, get_model
 from labtools.drivers.mettler.protocol import TERMINATOR, status_line, text_line, weight_line
 from labtools.simulators.balance.physics import Evaporation, buoyancy_factor, water_density
+from labtools.simulators.profile import Parameter
 from labtools.simulators.world import World
+from labtools.units import ureg
 
 __all__ = ["SICSEmulator", "Vessel"]
 
@@ -67,7 +77,9 @@ class Vessel:
         self.container = container
         self.diameter_mm = diameter_mm
         self.depth_mm = depth_mm
+        #: the empty mass's range where the world's profile has no ``balance.vessel.mass``
         self.mass_g = mass_g
+        #: evaporation at the published humidity; the emulator draws its own per seed
         self.evaporation = Evaporation(diameter_mm / 2000.0, depth_mm / 1000.0)
 
     def liquid_height_m(self, volume_ul: float) -> float:
@@ -116,11 +128,32 @@ class SICSEmulator:
 
     # -- switching on --------------------------------------------------------------------------
     def _power_on(self) -> None:
-        """Zero at what is on the pan, no tare, the seed's serial number and vessel."""
+        """Zero at what is on the pan, no tare, the seed's serial number, vessel and unit."""
         low, high = self.vessel.mass_g
-        self.vessel_g: float = self.world.hidden(
-            f"{self.name}/vessel_g", lambda rng: float(rng.uniform(low, high))
+        model = self.model.name
+        self.vessel_g: float = self._drawn(
+            "vessel_g", "balance.vessel.mass", "gram", lambda rng: float(rng.uniform(low, high))
         )
+        #: this unit's repeatability (g, 1 sd) and settling time (s)
+        self.repeatability_g: float = self._drawn(
+            "repeatability_g",
+            f"balance.{model}.repeatability",
+            "gram",
+            lambda _: self.model.repeatability_g,
+        )
+        self.settling_s: float = self._drawn(
+            "settling_s",
+            f"balance.{model}.settling_time",
+            "second",
+            lambda _: self.model.settling_s,
+        )
+        humidity = self._drawn(
+            "humidity",
+            "balance.evaporation.humidity",
+            "dimensionless",
+            lambda _: self.vessel.evaporation.humidity,
+        )
+        self.evaporation = replace(self.vessel.evaporation, humidity=humidity)
         drawn = f"B{int(self._serial_stream.integers(10**9)):09d}"
         self.serial_number = self._serial_given or drawn
         self.tare_g: float | None = None
@@ -132,6 +165,18 @@ class SICSEmulator:
         self.zero_g = self.initial_zero_g
         self._settled_from_g = self._seen_g
         self._changed_at = -math.inf
+
+    def _drawn(self, own: str, key: str, unit: str, otherwise: Callable[[Any], float]) -> float:
+        """This seed's ``<name>/<own>``: the profile's ``key`` (in ``unit``), drawn from the
+        hidden-truth stream where it is a prior; ``otherwise`` where the profile lacks it."""
+        profile = self.world.profile
+        if key not in profile:
+            return float(self.world.hidden(f"{self.name}/{own}", otherwise))
+        parameter: Parameter = profile[key]
+        factor = 1.0 if parameter.unit == unit else _factor(parameter.unit, unit)
+        return float(
+            self.world.hidden(f"{self.name}/{own}", lambda rng: parameter.draw(rng) * factor)
+        )
 
     # -- the world -----------------------------------------------------------------------------
     def load_g(self) -> float:
@@ -158,7 +203,7 @@ class SICSEmulator:
             return
         celsius = self.world.temperature(self.vessel.container)
         height = self.vessel.liquid_height_m(contents.volume_ul)
-        lost_ul = self.vessel.evaporation.rate_g_s(celsius, height) * seconds
+        lost_ul = self.evaporation.rate_g_s(celsius, height) * seconds
         lost_ul /= water_density(celsius) * 1e-3  # g → µL
         mixture = self.world.contents(self.vessel.container)
         mixture.volume_ul = max(mixture.volume_ul - lost_ul, 0.0)  # the solutes stay
@@ -166,12 +211,12 @@ class SICSEmulator:
 
     # -- the display ---------------------------------------------------------------------------
     def _settling_left(self) -> float:
-        return max(self._changed_at + self.model.settling_s - self.world.clock.now(), 0.0)
+        return max(self._changed_at + self.settling_s - self.world.clock.now(), 0.0)
 
     def _displayed(self, now: float, load: float) -> float:
         """The gross value the balance's filter shows at ``now`` (g, before noise) with
         ``load`` on the pan: the load, plus what is left of the last change while it settles."""
-        settle = self.model.settling_s
+        settle = self.settling_s
         if settle <= 0.0 or now - self._changed_at >= settle:
             return load
         left = 1.0 - (now - self._changed_at) / settle
@@ -192,7 +237,7 @@ class SICSEmulator:
         now = self.world.clock.now()
         settled = self._settling_left() <= 0.0
         value = self._displayed(now, self.load_g()) - self.zero_g
-        noise = self.model.repeatability_g * float(self._rng.standard_normal())
+        noise = self.repeatability_g * float(self._rng.standard_normal())
         return value + noise, settled
 
     def _over(self, gross: float) -> str:
@@ -291,3 +336,9 @@ class SICSEmulator:
             log.debug("syntax error: %r", text)
             return status_line("ES")
         return self._handlers[command.code](command)
+
+
+def _factor(unit: str, to: str) -> float:
+    """The multiplier from ``unit`` to ``to`` (a profile's value in another unit of the same
+    dimension)."""
+    return float(ureg.Quantity(1.0, unit).to(to).magnitude)

@@ -31,9 +31,9 @@ Fitting, all by likelihood:
    likelihood, widened by ``Q``'s interval.
 
 Relative biases between channels (``derived``, ``beta_relative``) share ``Q`` and are well
-determined; the absolute ``β`` carries the stock's tolerance (a gravimetric run would replace
-``Q`` by the balance's calibration). Not identified: ``liquid_handler.film_fraction`` (a fresh
-tip delivers its calibrated volume whatever its film).
+determined; the absolute ``β`` carries the stock's tolerance (the gravimetric check,
+:mod:`.fit_gravimetric`, replaces ``Q`` by the balance's calibration). Not identified:
+``liquid_handler.film_fraction`` (a fresh tip delivers its calibrated volume whatever its film).
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ the cuvette spectrometer.
   with fresh tips; the plate is read after the diluent and after every round, at the same
   wavelengths. The photometric signal is ``(1 + g) ε c`` times the dye's fraction times the
   path: the dye's concentration is known only to its label's tolerance, so relative biases
-  between channels are well determined and the absolute scale carries the stock's tolerance
-  (a gravimetric run, :data:`GRAVIMETRIC_TOOLS`, would pin it). The design is a list of
-  (channel, tip, volume, well) *deliveries*; a gravimetric variant keeps the same list and
-  dispenses each into the balance's vessel between ``balance_tare`` and ``balance_weigh``.
+  between channels are well determined and the absolute scale carries the stock's tolerance.
+  The design is a list of (channel, tip, volume, well) *deliveries*. Where the lab has a
+  balance the gravimetric check (ISO 8655-6, :mod:`.gravimetric`, with the tools
+  :data:`GRAVIMETRIC_TOOLS`) replaces this run and pins the absolute scale.
 - :func:`spectrometer_run`: dark spectra (light blocked) at several integration times.
 """
 
@@ -87,8 +87,8 @@ PIPETTING_TESTS: dict[float, tuple[tuple[float, float], ...]] = {
 #: deliveries per well, a fresh tip each: 5 × 2 volumes × 8 channels = 80 tips of each type,
 #: which leaves the reader run its 16 tips of 300 µL and the diluent its 8 of 1000 µL
 ROUNDS = 5
-#: the tools a gravimetric (ISO 8655-6) variant of the pipetting run adds
-GRAVIMETRIC_TOOLS = ("balance_tare", "balance_weigh")
+#: the balance tools the gravimetric (ISO 8655-6) check calls (:mod:`.gravimetric`)
+GRAVIMETRIC_TOOLS = ("balance_get_info", "balance_tare", "balance_weigh")
 #: dark series: integration times (ms) and scans averaged
 DARK_MS = (10.0, 100.0, 1000.0, 4000.0)
 DARK_SCANS = 1

@@ -3,7 +3,8 @@ physics computed from the world's true well contents.
 
 Modules by measurement: :mod:`.absorbance`, :mod:`.fluorescence`, :mod:`.luminescence`; shared:
 :mod:`.layout` (wells, grid, path length), :mod:`.composition` (contents, ε(λ)),
-:mod:`.params` (constants and hidden truth with sources), :mod:`.backend` (the PLR backend).
+:mod:`.params` (constants and hidden truth with sources), :mod:`.variation` (plate-to-plate
+path spread, defect wells), :mod:`.backend` (the PLR backend).
 """
 
 from labtools.simulators.plate_reading.backend import PhysicsPlateReaderBackend

@@ -7,15 +7,22 @@ systematic gain and zero errors apply, and shot noise ``σ_A = (0.434/SNR₀)·s
 with the measured OD above a constant floor. A reading above the reader's stated range
 (``ReaderConstants.od_range_max``) is no number: :func:`reported` turns it into NaN, the marker
 PLR's BioTek backend gives a starred (out-of-range) value.
+
+Stray light may rise towards the UV (:func:`stray_light`): ``s(λ) = s · (1 + (r − 1) ·
+exp(−(λ − λ_uv)/L))`` above ``λ_uv`` and ``s · r`` below it, ``s`` the visible level, ``r``
+the reader's UV ratio (1: flat, the published profile) [A; vendors state
+stray light at 230 nm, and a Tecan Spark's readings plateau below it].
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
 
-__all__ = ["measured_absorbance", "reported"]
+__all__ = ["measured_absorbance", "reported", "stray_light"]
 
 _LOG10_E = 0.4342944819032518
 
@@ -27,11 +34,12 @@ def measured_absorbance(
     reader: ReaderTruth,
     constants: ReaderConstants,
     rng: np.random.Generator,
+    nm: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Readings (OD) for liquid absorbances ``true_od`` (wells × wavelengths) of plate items
-    ``items``; noise from ``rng`` (one normal draw per value)."""
+    """Readings (OD) for liquid absorbances ``true_od`` (wells × wavelengths ``nm``) of plate
+    items ``items``; noise from ``rng`` (one normal draw per value)."""
     optical = true_od + (plate.plate_od + plate.well_offsets_od[items])[:, None]
-    s = reader.stray_light
+    s = stray_light(reader, constants, nm)
     transmitted = (10.0 ** (-optical) + s) / (1.0 + s)
     reading = -np.log10(transmitted)
     reading = reading * (1.0 + reader.gain_error) + reader.zero_offset_od
@@ -43,3 +51,20 @@ def measured_absorbance(
 def reported(reading: np.ndarray, constants: ReaderConstants) -> np.ndarray:
     """Readings as the reader sends them: NaN where above its stated range (over-range)."""
     return np.where(reading > constants.od_range_max, np.nan, reading)
+
+
+def stray_light(
+    reader: ReaderTruth, constants: ReaderConstants, nm: np.ndarray | None = None
+) -> float | np.ndarray:
+    """The stray-light fraction at each of ``nm`` (a row, one per wavelength): the reader's
+    single ``stray_light`` where its UV ratio is 1 (or no wavelengths are given)."""
+    ratio = reader.stray_light_uv_ratio
+    if ratio == 1.0 or nm is None:
+        return reader.stray_light
+    length = constants.stray_light_uv_length_nm
+    if not (math.isfinite(ratio) and ratio > 0.0 and math.isfinite(length) and length > 0.0):
+        raise ValueError(
+            f"stray light's UV ratio ({ratio}) and length ({length} nm) must be positive"
+        )
+    above = np.maximum(np.asarray(nm, dtype=float) - constants.stray_light_uv_wavelength_nm, 0.0)
+    return reader.stray_light * (1.0 + (ratio - 1.0) * np.exp(-above / length))[None, :]

@@ -46,6 +46,14 @@ from labtools.simulators.plate_reading.params import (
     draw_plate,
     draw_reader,
 )
+from labtools.simulators.plate_reading.variation import (
+    Defects,
+    PathSpread,
+    defects_on,
+    draw_defects,
+    draw_path_spread,
+    spread_on,
+)
 from labtools.simulators.world import World
 from labtools.simulators.world.thermal import Chamber
 
@@ -63,8 +71,9 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     ``stream``: the name of this reader's noise stream and the prefix of its hidden parameters.
     ``path_model``: how liquid height follows from volume (see :mod:`.layout`); by default PLR's
     own height–volume functions of the labware.
-    ``constants``: fixed model constants (the meniscus included); by default those of the
-    world's profile, whose priors give the reader's hidden parameters too.
+    ``constants``: fixed model constants (the meniscus, path spread and defect wells included,
+    :mod:`.variation`); by default those of the world's profile, whose priors give the
+    reader's hidden parameters too.
     """
 
     simulated = True
@@ -107,8 +116,12 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     @property
     def truth(self) -> ReaderTruth:
         """This reader's hidden parameters (for trainers and tests; never for agents)."""
-        profile = self.world.profile
-        return self.world.hidden(f"{self.stream}/reader", lambda rng: draw_reader(rng, profile))
+        world, profile = self.world, self.world.profile
+        later = f"truth/{self.stream}/reader/stray_light_uv"  # item 8's draws, when drawn
+        return world.hidden(
+            f"{self.stream}/reader",
+            lambda rng: draw_reader(rng, profile, lambda: world.stream(later)),
+        )
 
     def plate_truth(self, plate: Plate) -> PlateTruth:
         """The hidden optics of ``plate`` (its plastic OD and per-well offsets)."""
@@ -116,6 +129,26 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         return self.world.hidden(
             f"{self.stream}/plate/{plate.name}/{items}",
             lambda rng: draw_plate(rng, items, self.constants.plate_od, self.world.profile),
+        )
+
+    def _path_spread(self, plate: Plate) -> PathSpread | None:
+        """``plate``'s path spread (``None`` where the constants have none: nothing drawn)."""
+        if not spread_on(self.constants):
+            return None
+        items = plate.num_items
+        return self.world.hidden(
+            f"{self.stream}/plate/{plate.name}/{items}/path",
+            lambda rng: draw_path_spread(rng, items, self.constants),
+        )
+
+    def _defects(self, plate: Plate) -> Defects | None:
+        """``plate``'s defect wells (``None`` where the constants have none: nothing drawn)."""
+        if not defects_on(self.constants):
+            return None
+        items = plate.num_items
+        return self.world.hidden(
+            f"{self.stream}/plate/{plate.name}/{items}/defects",
+            lambda rng: draw_defects(rng, items, self.constants),
         )
 
     # -- PLR machine interface -----------------------------------------------------------------
@@ -216,9 +249,11 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         excitation_wavelength: int,
         emission_wavelength: int,
         focal_height: float,
+        gain: float | None = None,
     ) -> list[dict]:
         """RFU of ``wells`` (top read) with the focal point ``focal_height`` mm above the plate's
-        underside (see :mod:`.fluorescence`)."""
+        underside (see :mod:`.fluorescence`), at PMT ``gain`` (``None``: the constants'
+        ``gain_reference``)."""
         ex = self._wavelength(excitation_wavelength, "excitation_wavelength")
         em = self._wavelength(emission_wavelength, "emission_wavelength")
         if em <= ex:
@@ -228,8 +263,9 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
             raise ValueError(
                 f"focal_height must be a non-negative number of mm, not {focal_height}"
             )
+        factor = self._gain_factor(gain)
         contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
-        column = layout.column_mm(contents.volume_ul)
+        column = self._column_mm(layout, items, contents.volume_ul)
         focus = np.full(column.shape, float(focal_height) - layout.bottom_mm)
         truth = self.truth
         k = self.constants
@@ -244,7 +280,7 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
             gain_of(k, truth),
             k.focal_half_width_mm,
         )
-        values = measured_rfu(emitted, truth, k, self._rng)
+        values = measured_rfu(emitted, truth, k, self._rng, factor)
         self._spend(k.read_overhead_s + items.size * k.fluorescence_s_per_well)
         log.debug("fluorescence %s/%s nm, %d wells of %s", ex, em, items.size, plate.name)
         return [self._result(layout, items, values, ex_wavelength=int(ex), em_wavelength=int(em))]
@@ -283,20 +319,50 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
             raise ValueError(f"{name} must be within {low:g}-{high:g} nm, not {nm}")
         return value
 
+    def _gain_factor(self, gain: float | None) -> float:
+        """The signal's factor at PMT ``gain``: (gain / reference)^exponent, 1 at the
+        reference (and for ``None``)."""
+        k = self.constants
+        if gain is None or float(gain) == k.gain_reference:
+            return 1.0
+        value = float(gain)
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"gain must be a positive number, not {gain}")
+        return float((value / k.gain_reference) ** k.gain_exponent)
+
+    def _column_mm(self, layout: PlateLayout, items: np.ndarray, volume: np.ndarray) -> np.ndarray:
+        """Liquid column (mm) at each well's centre, with the plate's path spread if any."""
+        column = layout.column_mm(volume)
+        spread = self._path_spread(layout.plate)
+        return column if spread is None else spread.apply(column, items)
+
     def _resolve(self, plate: Plate, wells: list[Well]) -> tuple[PlateLayout, np.ndarray]:
+        k = self.constants
         layout = layout_of(
-            self._layouts, plate, self.path_model, self.constants.meniscus_contact_angle_deg
+            self._layouts, plate, self.path_model, k.meniscus_contact_angle_deg, k.path_offset_mm
         )
         items = layout.indices(wells) if wells else np.arange(len(layout.keys))
         return layout, items
 
     def _absorbance(self, layout: PlateLayout, items: np.ndarray, nm: np.ndarray) -> np.ndarray:
         contents = gather(self.world, layout.keys_of(items), self._buffer_ph)
-        path = layout.path_cm(contents.volume_ul)
+        column = self._column_mm(layout, items, contents.volume_ul)
+        defects = self._defects(layout.plate)
+        if defects is not None:
+            column = column * (1.0 - defects.path_loss[items])
+        path = column / 10.0
         celsius = self.world.thermal.temperature(layout.plate.name)
         true_od = self._eps.alpha(contents, nm, celsius) * path[:, None]
+        if defects is not None:
+            true_od = true_od + defects.od[items][:, None]
         reading = measured_absorbance(
-            true_od, self.plate_truth(layout.plate), items, self.truth, self.constants, self._rng
+            true_od,
+            self.plate_truth(layout.plate),
+            items,
+            self.truth,
+            self.constants,
+            self._rng,
+            nm,
         )
         return reported(reading, self.constants)
 

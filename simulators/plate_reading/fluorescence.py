@@ -15,8 +15,10 @@ as absorbance grows emission comes from ever nearer the surface, where ``w`` is 
 the focus lies deeper, so F rises, peaks and falls to ``k Φ ε_ex c w(L) / (α ln 10)``: the
 rollover of concentrated fluorophores, stronger the deeper the focus [C]. ``k`` is fixed by
 the fluorescein calibration point (``ReaderConstants``). A constant plate and buffer
-autofluorescence floor adds to every well; readings above the detector ceiling come back as
-``inf`` (reported as saturated, like PLR's Molecular Devices ``#SAT``). Not modelled:
+autofluorescence floor adds to every well; the PMT gain scales the light by
+``(gain / gain_reference)^k`` (a power law, k ≈ 7 [C: a Tecan Spark's gain series, fpcountr's
+conversion factors]); readings above the detector ceiling come back as ``inf`` (reported as
+saturated, like PLR's Molecular Devices ``#SAT``). Not modelled:
 refraction at the surface, the meniscus's lensing, self-quenching (fluorescein quenches itself
 at millimolar concentrations [L], where the inner filter already dominates a 96-well column).
 """
@@ -119,9 +121,14 @@ def measured_rfu(
     reader: ReaderTruth,
     constants: ReaderConstants,
     rng: np.random.Generator,
+    gain_factor: float = 1.0,
 ) -> np.ndarray:
-    """Add the autofluorescence floor and noise; ``inf`` where the detector saturates."""
+    """Add the autofluorescence floor and noise; ``inf`` where the detector saturates.
+    ``gain_factor``: the PMT gain's factor on the light (signal and floor; the electronic
+    noise floor and the ceiling stay in RFU)."""
     signal = emitted + reader.fluorescence_background
+    if gain_factor != 1.0:
+        signal = signal * gain_factor
     sigma = np.sqrt(constants.rfu_noise_floor**2 + (constants.rfu_cv * signal) ** 2)
     reading = signal + sigma * rng.standard_normal(signal.shape)
     return np.where(reading > constants.rfu_ceiling, np.inf, reading)

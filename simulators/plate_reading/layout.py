@@ -21,6 +21,8 @@ Meniscus (``contact_angle_deg``, off by default): a concave spherical cap of con
 a well of radius r at the surface lowers the centre below the mean height h by
 ``d/2 − d³/(6 r²)``, ``d = r (1 − sin θ) / cos θ`` [C: geometry]. Off by default because water
 in polystyrene plates is nearly flat (source in ``ReaderConstants.meniscus_contact_angle_deg``).
+A path offset (``path_offset_mm``, 0 by default) lowers the centre further, by a constant
+(the published profile's ``reader.path.offset``).
 Round- and V-bottom wells without PLR functions are treated as cylinders [A].
 """
 
@@ -69,6 +71,8 @@ class PlateLayout:
     #: for ``"plr"``: volumes (µL) and heights (mm) sampled from PLR's h(V), else empty
     table_ul: np.ndarray
     table_mm: np.ndarray
+    #: how far (mm) the surface's centre lies below the table's height, beside the meniscus
+    path_offset_mm: float = 0.0
 
     def indices(self, wells: list[Well]) -> np.ndarray:
         """Item indices of ``wells``; ``ValueError`` for a well of another plate."""
@@ -95,11 +99,13 @@ class PlateLayout:
         )
 
     def column_mm(self, volume_ul: np.ndarray) -> np.ndarray:
-        """Liquid height at the well centre (mm), meniscus included when set."""
+        """Liquid height at the well centre (mm), meniscus and path offset included when set."""
         height = self.height_mm(volume_ul)
-        if self.contact_angle_deg is None or self.contact_angle_deg == 90.0:
-            return height  # flat
-        return np.maximum(height - meniscus_drop_mm(self.radius_mm, self.contact_angle_deg), 0.0)
+        flat = self.contact_angle_deg is None or self.contact_angle_deg == 90.0
+        if flat and self.path_offset_mm == 0.0:
+            return height
+        drop = 0.0 if flat else meniscus_drop_mm(self.radius_mm, self.contact_angle_deg or 90.0)
+        return np.maximum(height - (drop + self.path_offset_mm), 0.0)
 
     def path_cm(self, volume_ul: np.ndarray) -> np.ndarray:
         """Vertical path through the liquid at the well centre (cm)."""
@@ -157,11 +163,16 @@ def _floor_mm(well: Well) -> float:
 
 
 def build_layout(
-    plate: Plate, path_model: PathModel, contact_angle_deg: float | None = None
+    plate: Plate,
+    path_model: PathModel,
+    contact_angle_deg: float | None = None,
+    path_offset_mm: float = 0.0,
 ) -> PlateLayout:
     """Index a plate once (≈1 ms for 96 wells, ≈10 ms for 384)."""
     if contact_angle_deg is not None:
         meniscus_drop_mm(1.0, contact_angle_deg)  # checks the range
+    if not math.isfinite(path_offset_mm):
+        raise ValueError(f"the path offset must be a finite number of mm, not {path_offset_mm}")
     by_identifier = items_by_identifier(plate)
     identifiers = tuple(by_identifier)
     wells = list(by_identifier.values())
@@ -194,6 +205,7 @@ def build_layout(
         contact_angle_deg=contact_angle_deg,
         table_ul=table_ul,
         table_mm=table_mm,
+        path_offset_mm=float(path_offset_mm),
     )
 
 
@@ -202,9 +214,12 @@ def layout_of(
     plate: Plate,
     path_model: PathModel,
     contact_angle_deg: float | None = None,
+    path_offset_mm: float = 0.0,
 ) -> PlateLayout:
     """The cached layout of ``plate`` (rebuilt if another plate now has its name)."""
     layout = cache.get(plate.name)
     if layout is None or layout.plate is not plate:
-        layout = cache[plate.name] = build_layout(plate, path_model, contact_angle_deg)
+        layout = cache[plate.name] = build_layout(
+            plate, path_model, contact_angle_deg, path_offset_mm
+        )
     return layout

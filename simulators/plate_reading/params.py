@@ -6,6 +6,7 @@ from the reader's noise stream.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from labtools.simulators.published import data_file, published
 
 __all__ = [
     "CONSTANT_KEYS",
+    "LATER_TRUTH",
     "TRUTH_KEYS",
     "PlateTruth",
     "ReaderConstants",
@@ -50,6 +52,17 @@ CONSTANT_KEYS = {
     "diagonal_crosstalk_ratio": "reader.luminescence.diagonal_ratio",
     "chamber_tau_s": "reader.incubation.chamber_tau",
     "plate_tau_s": "reader.incubation.plate_tau",
+    # the physics the real data asks for (issue 19 item 8); each off in the published profile
+    "outlier_fraction": "reader.absorbance.outlier_fraction",
+    "outlier_od": "reader.absorbance.outlier_od",
+    "outlier_path_loss": "reader.absorbance.outlier_path_loss",
+    "stray_light_uv_length_nm": "reader.absorbance.stray_light_uv_length",
+    "stray_light_uv_wavelength_nm": "reader.absorbance.stray_light_uv_wavelength",
+    "path_offset_mm": "reader.path.offset",
+    "path_plate_sd": "reader.path.plate_sd",
+    "path_well_sd_mm": "reader.path.well_sd",
+    "gain_reference": "reader.fluorescence.gain_reference",
+    "gain_exponent": "reader.fluorescence.gain_exponent",
 }
 #: the profile key of each :class:`ReaderTruth` field, in the order they are drawn
 TRUTH_KEYS = {
@@ -61,7 +74,11 @@ TRUTH_KEYS = {
     "fluorescence_background": "reader.fluorescence.background",
     "crosstalk": "reader.luminescence.crosstalk",
     "dark_cps": "reader.luminescence.dark_rate",
+    "stray_light_uv_ratio": "reader.absorbance.stray_light_uv_ratio",
 }
+#: the :data:`TRUTH_KEYS` fields added since the others were drawn: a prior among them draws
+#: from a stream of its own (:func:`draw_reader`'s ``later``), so the others keep their draws
+LATER_TRUTH = ("stray_light_uv_ratio",)
 
 
 def _published(field: str) -> Any:
@@ -123,6 +140,26 @@ class ReaderConstants:
     incubation_max_c: float = float(reader_data()["incubation"]["max_c"])
     chamber_tau_s: float = _published("chamber_tau_s")
     plate_tau_s: float = _published("plate_tau_s")
+    #: defect wells (a bubble, a scratch, dust: each stays with its well for that plate): the
+    #: fraction of a plate's wells with one, the sd of its extra OD (symmetric) and the scale
+    #: of its path shortfall (relative; ``loss · |N(0, 1)|``, at most the whole path)
+    outlier_fraction: float = _published("outlier_fraction")
+    outlier_od: float = _published("outlier_od")
+    outlier_path_loss: float = _published("outlier_path_loss")
+    #: stray light across wavelengths: ``ReaderTruth.stray_light`` in the visible rises
+    #: towards ``stray_light_uv_wavelength_nm`` over this length (nm) and holds flat below it
+    stray_light_uv_length_nm: float = _published("stray_light_uv_length_nm")
+    stray_light_uv_wavelength_nm: float = _published("stray_light_uv_wavelength_nm")
+    #: the liquid path: the centre of the surface this far (mm) below the height-volume
+    #: table's height (beside the meniscus cap); each plate's paths scaled by N(1, plate_sd²)
+    #: and each well's moved by N(0, well_sd²) mm
+    path_offset_mm: float = _published("path_offset_mm")
+    path_plate_sd: float = _published("path_plate_sd")
+    path_well_sd_mm: float = _published("path_well_sd_mm")
+    #: PMT gain: ``rfu_per_nm_fluorescein`` holds at ``gain_reference`` (a read without a gain
+    #: reads there); signal ∝ (gain / gain_reference)^gain_exponent
+    gain_reference: float = _published("gain_reference")
+    gain_exponent: float = _published("gain_exponent")
 
     @classmethod
     def from_profile(cls, profile: Profile, **given: Any) -> ReaderConstants:
@@ -162,6 +199,9 @@ class ReaderTruth:
     crosstalk: float
     #: dark count rate (counts/s)
     dark_cps: float
+    #: stray light at ``ReaderConstants.stray_light_uv_wavelength_nm`` over ``stray_light``
+    #: (1: flat across wavelengths)
+    stray_light_uv_ratio: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -172,11 +212,23 @@ class PlateTruth:
     well_offsets_od: np.ndarray
 
 
-def draw_reader(rng: np.random.Generator, profile: Profile | None = None) -> ReaderTruth:
+def draw_reader(
+    rng: np.random.Generator,
+    profile: Profile | None = None,
+    later: Callable[[], np.random.Generator] | None = None,
+) -> ReaderTruth:
     """Sample a reader's hidden parameters from ``profile`` (the published one by default;
-    called once per seed through ``world.hidden``)."""
+    called once per seed through ``world.hidden``). The :data:`LATER_TRUTH` fields draw from
+    ``later()`` (``rng`` without it), called only where one of them has draws to make."""
     profile = profile or published()
-    return ReaderTruth(**{f: profile[k].draw(rng) for f, k in TRUTH_KEYS.items()})
+    values = {f: profile[k].draw(rng) for f, k in TRUTH_KEYS.items() if f not in LATER_TRUTH}
+    for name in LATER_TRUTH:
+        parameter = profile[TRUTH_KEYS[name]]
+        if parameter.prior is None and parameter.draws_like is None:
+            values[name] = parameter.draw(rng)  # a fixed value: no draw
+        else:
+            values[name] = parameter.draw(rng if later is None else later())
+    return ReaderTruth(**values)
 
 
 def draw_plate(

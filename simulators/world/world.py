@@ -9,6 +9,7 @@ Containers are named as tools name wells: ``"plate_1:A1"``, ``"cuvette"``.
 from __future__ import annotations
 
 import inspect
+import math
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -215,12 +216,29 @@ class World:
         self, key: str, batch: Batch
     ) -> Callable[[np.random.Generator], tuple[float, float]]:
         """How a lot of ``key`` is drawn: its profile's ``species.<key>.lot.*`` (the species'
-        ``batch`` where the profile has no such keys)."""
+        ``batch`` where the profile has no such keys).
+
+        The ε factor is ``epsilon_factor``'s draw (a lot's colouring-matter content below the
+        pure dye goes in its prior: ``log_normal`` with ``mu = ln content``), folded below
+        ``epsilon_ceiling``: a draw ``f`` above the ceiling ``c`` becomes ``c² / f`` (reflected
+        in log space, so no lot reads above the pure dye's reference beyond the ceiling, and a
+        factor already below it stays as it is). The published ceiling is far above any draw:
+        today's lots."""
         factor, shift = f"species.{key}.lot.epsilon_factor", f"species.{key}.lot.shift"
         if factor not in self.profile or shift not in self.profile:
             return batch.draw
         profile = self.profile
-        return lambda rng: (profile[factor].draw(rng), profile[shift].draw(rng))
+        ceiling_key = f"species.{key}.lot.epsilon_ceiling"
+        ceiling = profile[ceiling_key].expected if ceiling_key in profile else math.inf
+        if not ceiling > 0.0:
+            raise ValueError(f"{ceiling_key} must be a positive factor, not {ceiling}")
+
+        def draw(rng: np.random.Generator) -> tuple[float, float]:
+            drawn = profile[factor].draw(rng)
+            folded = drawn if drawn <= ceiling else ceiling * ceiling / drawn
+            return folded, profile[shift].draw(rng)
+
+        return draw
 
     def _fill_stock(self, stock: Mapping[str, Any]) -> None:
         well, volume = stock["well"], float(stock["volume_ul"])

@@ -85,15 +85,7 @@ def register_calibrate(sub: argparse._SubParsersAction) -> None:
         "lab's tools, fits every parameter it identifies by maximum likelihood, and writes "
         "them with their 95 %% intervals as a profile laid over the published one.",
     )
-    calibrate.add_argument(
-        "--lab", default="virtual", help="'virtual' (default) or a lab config TOML file"
-    )
-    calibrate.add_argument("--seed", type=int, default=0, help="seed of the virtual lab")
-    calibrate.add_argument(
-        "--profile",
-        help="with --lab virtual: build the lab being calibrated from this profile (a stand-in "
-        "for a real lab whose parameters the fit never sees)",
-    )
+    add_lab_arguments(calibrate)
     calibrate.add_argument("--out", type=Path, help="write the fitted profile (TOML) here")
     calibrate.add_argument(
         "--json", action="store_true", help="print parameters, intervals and runs as JSON"
@@ -101,21 +93,48 @@ def register_calibrate(sub: argparse._SubParsersAction) -> None:
     calibrate.set_defaults(func=_calibrate)
 
 
-def _calibrate(args: argparse.Namespace) -> int:
+def add_lab_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--lab``, ``--seed`` and ``--profile``: the lab a command runs its protocol on."""
+    parser.add_argument(
+        "--lab", default="virtual", help="'virtual' (default) or a lab config TOML file"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the virtual lab")
+    parser.add_argument(
+        "--profile",
+        help="with --lab virtual: build the lab from this profile (a stand-in for a real lab "
+        "whose parameters the command never sees)",
+    )
+
+
+def open_lab(args: argparse.Namespace) -> Any:
+    """The lab :func:`add_lab_arguments` named, or ``None`` after saying on stderr why not."""
     from labtools.lab import Lab
-    from labtools.simulators.calibration import calibrate
-    from labtools.simulators.calibration.fitted import fitted_profile
-    from labtools.simulators.published import published
+    from labtools.simulators.profile import ProfileError
+    from labtools.simulators.published import load_profile
 
     if args.profile and args.lab != "virtual":
         print(
             "labtools: --profile builds a virtual lab; give it with --lab virtual", file=sys.stderr
         )
+        return None
+    if args.lab != "virtual":
+        return Lab.load(args.lab)
+    try:
+        hidden = load_profile(args.profile)
+    except ProfileError as error:
+        print(f"labtools: {error}", file=sys.stderr)
+        return None
+    return Lab.virtual(args.seed, profile=hidden)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from labtools.simulators.calibration import calibrate
+    from labtools.simulators.calibration.fitted import fitted_profile
+    from labtools.simulators.published import published
+
+    lab = open_lab(args)
+    if lab is None:
         return 2
-    if args.lab == "virtual":
-        lab = Lab.virtual(args.seed, profile=args.profile)
-    else:
-        lab = Lab.load(args.lab)
     with lab:
         result = calibrate(lab)
     if args.out is not None:

@@ -12,6 +12,8 @@ import math
 import sys
 from pathlib import Path
 
+from labtools.simulators.commands import add_lab_arguments, open_lab
+
 
 def register_fidelity(sub: argparse._SubParsersAction) -> None:
     fidelity = sub.add_parser(
@@ -23,14 +25,7 @@ def register_fidelity(sub: argparse._SubParsersAction) -> None:
         "two-sample test per reading group, z-scores of the fitted parameters, and per task "
         "the expert's reward on the lab's profile minus on the twin's (virtual labs only).",
     )
-    fidelity.add_argument(
-        "--lab", default="virtual", help="'virtual' (default) or a lab config TOML file"
-    )
-    fidelity.add_argument("--seed", type=int, default=0, help="seed of the virtual lab")
-    fidelity.add_argument(
-        "--profile",
-        help="with --lab virtual: build the lab from this profile (a stand-in real lab)",
-    )
+    add_lab_arguments(fidelity)
     fidelity.add_argument(
         "--twin", required=True, help="the twin's profile: a TOML file or 'published'"
     )
@@ -60,27 +55,22 @@ def register_fidelity(sub: argparse._SubParsersAction) -> None:
 
 def _fidelity(args: argparse.Namespace) -> int:
     from labtools.errors import ToolError
-    from labtools.lab import Lab
     from labtools.simulators.fidelity import fidelity
     from labtools.simulators.fidelity.plot import plot
     from labtools.simulators.profile import ProfileError
     from labtools.simulators.published import load_profile
 
-    if args.profile and args.lab != "virtual":
-        print(
-            "labtools: --profile builds a virtual lab; give it with --lab virtual", file=sys.stderr
-        )
-        return 2
     if args.tasks and args.no_tasks:
         print("labtools: --task and --no-tasks together", file=sys.stderr)
         return 2
     try:
         twin = load_profile(args.twin)
-        hidden = load_profile(args.profile) if args.profile else None
     except ProfileError as error:
         print(f"labtools: {error}", file=sys.stderr)
         return 2
-    lab = Lab.virtual(args.seed, profile=hidden) if args.lab == "virtual" else Lab.load(args.lab)
+    lab = open_lab(args)
+    if lab is None:
+        return 2
     try:
         with lab:
             report = fidelity(

@@ -132,6 +132,19 @@ class PreconditionFailed(ToolError):
     code = "precondition_failed"
 
 
+class NotConnected(PreconditionFailed):
+    """A driver asked for its link before the lab connected it (it connects on the first call)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"{name} is not connected", hint="the lab connects it on the first tool call"
+        )
+        self.name = name
+
+    def __reduce__(self) -> tuple[type[NotConnected], tuple[str]]:
+        return type(self), (self.name,)
+
+
 class Interlock(ToolError):
     """The instrument refuses a physically invalid action (overdraw, overfill, collision)."""
 

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,17 @@ def _wheel() -> Path:
         return found[0]
     CACHE.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", f"allotropy=={ALLOTROPY}"]
-    done = subprocess.run(
-        [*command, "--no-deps", "--disable-pip-version-check", "-d", str(CACHE)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    # into a directory of its own, then renamed into the cache: a suite running beside this one
+    # (CI runs two Pythons at once) sees the whole wheel or none
+    with tempfile.TemporaryDirectory(dir=CACHE) as fresh:
+        done = subprocess.run(
+            [*command, "--no-deps", "--disable-pip-version-check", "-d", fresh],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        for wheel in Path(fresh).glob(f"allotropy-{ALLOTROPY}-*.whl"):
+            os.replace(wheel, CACHE / wheel.name)
     found = sorted(CACHE.glob(f"allotropy-{ALLOTROPY}-*.whl"))
     if done.returncode != 0 or not found:
         reason = f"the allotropy {ALLOTROPY} wheel could not be downloaded: {done.stderr[-400:]}"

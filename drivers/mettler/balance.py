@@ -40,6 +40,7 @@ from labtools.drivers.mettler.protocol import (
 from labtools.errors import (
     Busy,
     InstrumentError,
+    NotConnected,
     NotSupported,
     PreconditionFailed,
     Timeout,
@@ -162,9 +163,7 @@ class SICSBalance(Balance):
 
     def _identity(self) -> BalanceIdentity:
         if self.serial_number is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
+            raise NotConnected(self.name)
         return BalanceIdentity(
             self.balance_type or self.model.name, self.serial_number, self.capacity_g
         )
@@ -215,9 +214,7 @@ class SICSBalance(Balance):
 
     def _need_transport(self) -> Transport:
         if self._transport is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
+            raise NotConnected(self.name)
         return self._transport
 
     async def _io(self, function: Callable[..., T], *args: Any) -> T:

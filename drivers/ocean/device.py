@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from labtools.drivers.ocean.models import DeviceModel, get_model
-from labtools.errors import InstrumentError, PreconditionFailed
+from labtools.errors import InstrumentError, NotConnected
 from labtools.instruments.spectrometer import Spectrometer
 
 __all__ = ["OceanSpectrometer"]
@@ -29,9 +29,7 @@ class OceanSpectrometer(Spectrometer):
     def wavelengths(self) -> np.ndarray:
         """Wavelength of each pixel (nm), from the calibration read at :meth:`setup`."""
         if self._wavelengths is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
+            raise NotConnected(self.name)
         return self._wavelengths
 
     def full_scale(self) -> float:

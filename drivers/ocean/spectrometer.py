@@ -28,7 +28,7 @@ from labtools.drivers.ocean import messages as m
 from labtools.drivers.ocean.device import OceanSpectrometer
 from labtools.drivers.ocean.link import OBPError, OBPLink
 from labtools.drivers.ocean.protocol import Checksum
-from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed, ToolError
+from labtools.errors import InstrumentError, NotConnected, OutOfRange, ToolError
 from labtools.instruments.spectrometer import SpectrometerSnapshot
 from labtools.transport import Transport, check_transport, make_transport
 
@@ -335,9 +335,7 @@ class OBPSpectrometer(OceanSpectrometer):
 
     def _need_link(self) -> OBPLink:
         if self._link is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
+            raise NotConnected(self.name)
         return self._link
 
     async def _io(self, function: Callable[..., T], *args: Any) -> T:

@@ -32,7 +32,7 @@ import numpy as np
 
 from labtools.drivers.ocean import seabreeze_link as sb
 from labtools.drivers.ocean.device import OceanSpectrometer
-from labtools.errors import InstrumentError, OutOfRange, PreconditionFailed
+from labtools.errors import InstrumentError, NotConnected, OutOfRange
 from labtools.instruments.spectrometer import SpectrometerSnapshot
 
 __all__ = ["SeaBreezeSpectrometer"]
@@ -223,9 +223,7 @@ class SeaBreezeSpectrometer(OceanSpectrometer):
     # -- helpers -------------------------------------------------------------------------------
     def _need_device(self) -> Any:
         if self._device is None:
-            raise PreconditionFailed(
-                f"{self.name} is not connected", hint="the lab connects it on the first tool call"
-            )
+            raise NotConnected(self.name)
         return self._device
 
     def _feature(self) -> Any:

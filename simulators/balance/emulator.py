@@ -39,9 +39,7 @@ from labtools.drivers.mettler import commands as c
 from labtools.drivers.mettler.models import BalanceModel, get_model
 from labtools.drivers.mettler.protocol import TERMINATOR, status_line, text_line, weight_line
 from labtools.simulators.balance.physics import Evaporation, buoyancy_factor, water_density
-from labtools.simulators.profile import Parameter
 from labtools.simulators.world import World
-from labtools.units import ureg
 
 __all__ = ["SICSEmulator", "Vessel"]
 
@@ -172,11 +170,8 @@ class SICSEmulator:
         profile = self.world.profile
         if key not in profile:
             return float(self.world.hidden(f"{self.name}/{own}", otherwise))
-        parameter: Parameter = profile[key]
-        factor = 1.0 if parameter.unit == unit else _factor(parameter.unit, unit)
-        return float(
-            self.world.hidden(f"{self.name}/{own}", lambda rng: parameter.draw(rng) * factor)
-        )
+        parameter = profile[key].in_unit(unit)
+        return float(self.world.hidden(f"{self.name}/{own}", parameter.draw))
 
     # -- the world -----------------------------------------------------------------------------
     def load_g(self) -> float:
@@ -336,9 +331,3 @@ class SICSEmulator:
             log.debug("syntax error: %r", text)
             return status_line("ES")
         return self._handlers[command.code](command)
-
-
-def _factor(unit: str, to: str) -> float:
-    """The multiplier from ``unit`` to ``to`` (a profile's value in another unit of the same
-    dimension)."""
-    return float(ureg.Quantity(1.0, unit).to(to).magnitude)

@@ -170,6 +170,40 @@ class Parameter:
             return replace(self, draws_like=base.draws_like)
         return self
 
+    def in_unit(self, unit: str) -> Parameter:
+        """This parameter expressed in ``unit``, a pint unit of the same dimension (a multiplicative
+        conversion: a unit with an offset, or of another dimension, is a :class:`ProfileError`)."""
+        if self.unit == unit:
+            return replace(self, unit=unit)
+        from labtools.units import ureg
+
+        try:
+            factor = float(ureg.Quantity(1.0, self.unit).to(unit).magnitude)
+            zero = float(ureg.Quantity(0.0, self.unit).to(unit).magnitude)
+        except Exception as error:  # pint's undefined-unit and dimensionality errors
+            raise ProfileError(
+                self.key, f"unit {self.unit!r} is not a unit of {unit!r} ({error})"
+            ) from None
+        if zero != 0.0:
+            raise ProfileError(self.key, f"give {unit!r} itself: {self.unit!r} has an offset")
+
+        def scaled(x: float) -> float:
+            return x * factor
+
+        prior = self.prior
+        if prior is not None:
+            if prior.kind == "log_normal":
+                prior = replace(prior, a=prior.a + math.log(factor))
+            elif prior.kind == "normal":
+                prior = replace(prior, a=scaled(prior.a), b=abs(scaled(prior.b)))
+            elif prior.kind == "log_uniform":
+                prior = replace(prior, a=scaled(prior.a), b=scaled(prior.b))
+            else:
+                prior = replace(prior, scale=prior.scale * factor)
+        ci95 = self.ci95 and (scaled(self.ci95[0]), scaled(self.ci95[1]))
+        value = None if self.value is None else scaled(self.value)
+        return replace(self, unit=unit, value=value, prior=prior, ci95=ci95)
+
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value} if self.prior is None else self.prior.to_toml()
         out["unit"] = self.unit

@@ -25,7 +25,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -87,7 +87,7 @@ class Profile(Mapping[str, Parameter]):
             if key not in self:
                 raise ProfileError(key, f"not a parameter of the {self.name!r} profile")
             base = self[key]
-            merged[key] = _in_unit(parameter, base.unit).laid_over(base)
+            merged[key] = parameter.in_unit(base.unit).laid_over(base)
         return Profile(name or self.name, merged, description or self.description)
 
     # -- files --------------------------------------------------------------------------------
@@ -195,38 +195,3 @@ def _number(key: str, name: str, given: Any) -> float:
     if not math.isfinite(given):
         raise ProfileError(key, f"{name} must be finite, not {given!r}")
     return float(given)
-
-
-def _in_unit(parameter: Parameter, unit: str) -> Parameter:
-    """``parameter`` expressed in ``unit`` (a multiplicative conversion; refused across
-    dimensions)."""
-    if parameter.unit == unit:
-        return replace(parameter, unit=unit)
-    from labtools.units import ureg
-
-    try:
-        factor = float(ureg.Quantity(1.0, parameter.unit).to(unit).magnitude)
-        zero = float(ureg.Quantity(0.0, parameter.unit).to(unit).magnitude)
-    except Exception as error:  # pint's undefined-unit and dimensionality errors
-        raise ProfileError(
-            parameter.key, f"unit {parameter.unit!r} is not a unit of {unit!r} ({error})"
-        ) from None
-    if zero != 0.0:
-        raise ProfileError(parameter.key, f"give {unit!r} itself: {parameter.unit!r} has an offset")
-
-    def scaled(x: float) -> float:
-        return x * factor
-
-    prior = parameter.prior
-    if prior is not None:
-        if prior.kind == "log_normal":
-            prior = replace(prior, a=prior.a + math.log(factor))
-        elif prior.kind == "normal":
-            prior = replace(prior, a=scaled(prior.a), b=abs(scaled(prior.b)))
-        elif prior.kind == "log_uniform":
-            prior = replace(prior, a=scaled(prior.a), b=scaled(prior.b))
-        else:
-            prior = replace(prior, scale=prior.scale * factor)
-    ci95 = parameter.ci95 and (scaled(parameter.ci95[0]), scaled(parameter.ci95[1]))
-    value = None if parameter.value is None else scaled(parameter.value)
-    return replace(parameter, unit=unit, value=value, prior=prior, ci95=ci95)

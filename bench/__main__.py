@@ -25,6 +25,7 @@ MODULES = (
     "pool",
     "memory",
     "fidelity",
+    "sweet_spot",
 )
 
 parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks in turn.")

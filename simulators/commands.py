@@ -1,5 +1,6 @@
 """The simulators' ``labtools`` subcommands (the ``labtools.commands`` entry points):
-``labtools profile show``, ``labtools profile draw`` and ``labtools calibrate``.
+``labtools profile show``, ``labtools profile draw`` and ``labtools calibrate`` (with
+``--budget N`` and ``--next``: real runs one at a time, chosen by expected information).
 
 Importing this module imports nothing but argparse: the command line loads it for every
 command, and the physics only when one of these runs.
@@ -90,6 +91,42 @@ def register_calibrate(sub: argparse._SubParsersAction) -> None:
     calibrate.add_argument(
         "--json", action="store_true", help="print parameters, intervals and runs as JSON"
     )
+    plan = calibrate.add_argument_group(
+        "real runs one at a time (labtools.simulators.calibration.schedule)"
+    )
+    plan.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help="make N real runs, each on a fresh day of the lab (virtual: seed, seed + 1, ...; "
+        "a lab file is opened again for each, so on real instruments make one a day with "
+        "--budget 1 --records FILE, the deck fresh), each chosen by its expected information "
+        "about --task's parameters, and pool them with the earlier --records",
+    )
+    plan.add_argument(
+        "--next",
+        action="store_true",
+        help="print the next run to make (JSON: each candidate's expected information gain) "
+        "given --records, making none",
+    )
+    plan.add_argument(
+        "--task",
+        action="append",
+        metavar="TASK",
+        help="the task whose parameters matter (again for several; default every task)",
+    )
+    plan.add_argument(
+        "--policy",
+        choices=("reward", "parameters", "fixed"),
+        default="reward",
+        help="how runs are chosen: by expected information about the task's reward "
+        "(default), about its parameters one by one, or the fixed protocol's order",
+    )
+    plan.add_argument(
+        "--records",
+        type=Path,
+        help="a JSON list of the runs made so far (read if it exists; --budget adds its runs)",
+    )
     calibrate.set_defaults(func=_calibrate)
 
 
@@ -129,14 +166,24 @@ def open_lab(args: argparse.Namespace) -> Any:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from labtools.simulators.calibration import calibrate
-    from labtools.simulators.calibration.fitted import fitted_profile
-    from labtools.simulators.published import published
 
+    if args.next or args.budget is not None:
+        return _planned(args)
     lab = open_lab(args)
     if lab is None:
         return 2
     with lab:
         result = calibrate(lab)
+    _write_profile(args, result)
+    if args.json or args.out is None:
+        print(json.dumps(result, indent=2))
+    return 0
+
+
+def _write_profile(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    from labtools.simulators.calibration.fitted import fitted_profile
+    from labtools.simulators.published import published
+
     if args.out is not None:
         origin = f"labtools calibrate --lab {args.lab}" + (
             f" --seed {args.seed}" if args.lab == "virtual" else ""
@@ -145,6 +192,52 @@ def _calibrate(args: argparse.Namespace) -> int:
             fitted_profile(result, origin=origin).to_toml(base=published()), "utf-8"
         )
         print(f"wrote {args.out}", file=sys.stderr)
+
+
+def _planned(args: argparse.Namespace) -> int:
+    """``--next`` and ``--budget``: real runs one at a time, chosen by expected information."""
+    from labtools.simulators.calibration.real_runs import available_kinds, fit_run
+    from labtools.simulators.calibration.schedule import calibrate_budget, next_run, task_weights
+    from labtools.simulators.published import published
+
+    if args.budget is not None and args.budget < 1:
+        print("labtools: --budget must be at least 1", file=sys.stderr)
+        return 2
+    earlier: list[dict[str, Any]] = []
+    if args.records is not None and args.records.exists():
+        earlier = json.loads(args.records.read_text("utf-8"))
+    lab = open_lab(args)
+    if lab is None:
+        return 2
+    with lab:
+        kinds = available_kinds(lab)
+    fits = [fit_run(record) for record in earlier]
+    if args.next:
+        weights = task_weights(args.task, kinds)
+        criterion = "reward" if args.policy == "fixed" else args.policy
+        answer = next_run(fits, weights, kinds, published(), criterion)
+        answer.update(task=args.task or "every task", made=[f["kind"] for f in fits])
+        print(json.dumps(answer, indent=2))
+        return 0
+
+    def open_day(k: int) -> Any:
+        day = argparse.Namespace(**{**vars(args), "seed": args.seed + k})
+        return open_lab(day)
+
+    done = calibrate_budget(
+        open_day,
+        args.budget,
+        kinds,
+        task=args.task,
+        policy=args.policy,
+        fits=fits,
+        keep_records=True,
+    )
+    result = {**done["result"], "schedule": done["schedule"]}
+    if args.records is not None:
+        args.records.write_text(json.dumps([*earlier, *done["records"]]), "utf-8")
+        print(f"wrote {args.records}", file=sys.stderr)
+    _write_profile(args, result)
     if args.json or args.out is None:
         print(json.dumps(result, indent=2))
     return 0

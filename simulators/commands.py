@@ -196,6 +196,7 @@ def _write_profile(args: argparse.Namespace, result: dict[str, Any]) -> None:
 
 def _planned(args: argparse.Namespace) -> int:
     """``--next`` and ``--budget``: real runs one at a time, chosen by expected information."""
+    from labtools.session.registry import task_ids
     from labtools.simulators.calibration.real_runs import available_kinds, fit_run
     from labtools.simulators.calibration.schedule import calibrate_budget, next_run, task_weights
     from labtools.simulators.published import published
@@ -203,15 +204,23 @@ def _planned(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         print("labtools: --budget must be at least 1", file=sys.stderr)
         return 2
-    earlier: list[dict[str, Any]] = []
-    if args.records is not None and args.records.exists():
-        earlier = json.loads(args.records.read_text("utf-8"))
+    unknown = sorted(set(args.task or ()) - set(task_ids()))
+    if unknown:
+        known = ", ".join(task_ids())
+        print(f"labtools: unknown task {unknown[0]!r}; tasks: {known}", file=sys.stderr)
+        return 2
+    try:
+        earlier = _records(args.records)
+        fits = [fit_run(record) for record in earlier]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        why = f"a record lacks {error}" if isinstance(error, KeyError) else str(error)
+        print(f"labtools: --records {args.records}: {why}", file=sys.stderr)
+        return 2
     lab = open_lab(args)
     if lab is None:
         return 2
     with lab:
         kinds = available_kinds(lab)
-    fits = [fit_run(record) for record in earlier]
     if args.next:
         weights = task_weights(args.task, kinds)
         criterion = "reward" if args.policy == "fixed" else args.policy
@@ -241,3 +250,15 @@ def _planned(args: argparse.Namespace) -> int:
     if args.json or args.out is None:
         print(json.dumps(result, indent=2))
     return 0
+
+
+def _records(path: Path | None) -> list[dict[str, Any]]:
+    """The runs made so far: ``path``'s JSON list of run records (none where it is not there)."""
+    if path is None or not path.exists():
+        return []
+    records = json.loads(path.read_text("utf-8"))
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("run"), str) for r in records
+    ):
+        raise ValueError('not a JSON list of run records (objects with a "run")')
+    return records

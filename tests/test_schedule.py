@@ -168,6 +168,29 @@ def test_next_prints_each_candidates_gain(
     assert answer["next"] == max(answer["eig"], key=answer["eig"].get) == KIND
 
 
+@pytest.mark.parametrize(
+    ("records", "arguments", "said"),
+    [
+        ("not json", [], "Expecting value"),
+        ('{"run": "reader"}', [], "not a JSON list of run records"),
+        ('[{"run": "reader"}]', [], "a record lacks"),
+        ("[]", ["--task", "no_such_task"], "unknown task 'no_such_task'"),
+        ("[]", ["--budget", "0"], "--budget must be at least 1"),
+    ],
+)
+def test_a_bad_plan_is_one_stderr_line_and_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], records: str, arguments: list, said: str
+) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(records, "utf-8")
+    command = ["calibrate", "--next", "--records", str(path), *arguments]
+    if "--budget" in arguments:
+        command.remove("--next")
+    assert main(command) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and said in err and err.startswith("labtools: ")
+
+
 def test_a_budget_is_deterministic_and_each_run_on_its_own_day() -> None:
     hidden = drawn_profile(LABS[1])
     opened: list[int] = []

@@ -29,7 +29,7 @@ from typing import Any
 from scipy import optimize
 
 from labtools.simulators.calibration.estimates import Estimate, entry, profile_ci
-from labtools.simulators.fidelity.predictive import Uncertainty, uncertainty
+from labtools.simulators.calibration.uncertainty import Uncertainty, uncertainty
 
 __all__ = ["pool_fits", "pooled_entry"]
 

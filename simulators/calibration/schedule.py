@@ -55,7 +55,7 @@ from labtools.simulators.calibration.real_runs import (
     make_run,
 )
 from labtools.simulators.calibration.relevance import key_weights, relevance
-from labtools.simulators.fidelity.predictive import uncertainty
+from labtools.simulators.calibration.uncertainty import uncertainty
 from labtools.simulators.profile import Prior, Profile
 
 __all__ = [

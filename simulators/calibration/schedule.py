@@ -44,8 +44,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scipy import stats
-
 from labtools.simulators.calibration.pool import pool_fits
 from labtools.simulators.calibration.real_runs import (
     FIXED_ORDER,
@@ -86,16 +84,7 @@ def _sd(entry: Mapping[str, Any]) -> float:
 
 def prior_spread(prior: Prior | None) -> float:
     """A prior's sd (0 for none: a profile constant)."""
-    if prior is None:
-        return 0.0
-    a, b = prior.a, prior.b
-    if prior.kind == "uniform":
-        return abs(b - a) * abs(prior.scale) / math.sqrt(12.0)
-    if prior.kind == "log_uniform":
-        return float(stats.loguniform(a, b).std()) if b > a else 0.0
-    if prior.kind == "normal":
-        return b
-    return float(stats.lognorm(b, scale=math.exp(a)).std())
+    return 0.0 if prior is None else prior.sd
 
 
 @functools.lru_cache(maxsize=len(RUN_KINDS))

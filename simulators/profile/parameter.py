@@ -100,6 +100,20 @@ class Prior:
             return a
         return math.exp(a + 0.5 * b * b)
 
+    @property
+    def sd(self) -> float:
+        """The prior's standard deviation (the unit-to-unit spread it stands for)."""
+        from scipy import stats
+
+        a, b = self.a, self.b
+        if self.kind == "uniform":
+            return abs(b - a) * abs(self.scale) / math.sqrt(12.0)
+        if self.kind == "log_uniform":
+            return float(stats.loguniform(a, b).std()) if b > a else 0.0
+        if self.kind == "normal":
+            return b
+        return float(stats.lognorm(b, scale=math.exp(a)).std())
+
     def to_toml(self) -> dict[str, Any]:
         first, second = KINDS[self.kind]
         out: dict[str, Any] = {"prior": self.kind, first: self.a, second: self.b}

@@ -24,6 +24,7 @@ MODULES = (
     "sessions",
     "pool",
     "memory",
+    "calibration",
     "fidelity",
     "sweet_spot",
 )

@@ -1,4 +1,12 @@
-"""The published-values profile (the built-in default) and reading profile files.
+"""The published-values profiles (the built-in default) and reading profile files.
+
+The built-in profiles are versioned, oldest first (:data:`VERSIONS`); ``"published"`` names the
+newest, so a journal recorded under an older one replays bit for bit on that version by name:
+
+- ``published-1``: the physics before the real readings' departures were modelled (no defect
+  wells, flat stray light, the height-volume table's path, no ceiling on a dye lot's ε);
+- ``published-2``: ``published-1`` with those departures switched on at their published figures
+  (``published_2.toml``, each value with its source).
 
 ``published_profile.toml`` holds the reader's and spectrometer's own entries; the rest comes from
 the data files that keep their sources: ``plate_reader.toml`` (range, stray light, focal and
@@ -17,10 +25,21 @@ from typing import Any
 from labtools.simulators.pipetting import TIP_CLASSES, film_parameter, tip_parameters
 from labtools.simulators.profile import Parameter, Prior, Profile, ProfileError
 
-__all__ = ["DETECTOR_FIELDS", "PUBLISHED", "data_file", "detector_key", "load_profile", "published"]
+__all__ = [
+    "DETECTOR_FIELDS",
+    "PUBLISHED",
+    "VERSIONS",
+    "data_file",
+    "detector_key",
+    "load_profile",
+    "published",
+]
 
-#: the name of the built-in profile
+#: the name of the newest built-in profile
 PUBLISHED = "published"
+#: the built-in profiles by version, oldest first; each a file over the one before it
+VERSIONS = ("published-1", "published-2")
+_OVERLAYS = {"published-2": "published_2.toml"}
 
 
 @functools.cache
@@ -30,9 +49,23 @@ def data_file(name: str) -> dict[str, Any]:
     return tomllib.loads(text.read_text("utf-8"))
 
 
+def published(version: str = PUBLISHED) -> Profile:
+    """A built-in profile: published figures and their unit-to-unit spread (the newest, or
+    one of :data:`VERSIONS` by name); one object per version."""
+    if version == PUBLISHED:
+        version = VERSIONS[-1]
+    if version not in VERSIONS:
+        raise ProfileError("", f"no built-in profile {version!r}: one of {', '.join(VERSIONS)}")
+    return _version(version)
+
+
 @functools.cache
-def published() -> Profile:
-    """The built-in profile: published figures and their unit-to-unit spread."""
+def _version(version: str) -> Profile:
+    overlay = _OVERLAYS.get(version)
+    if overlay is not None:
+        text = resources.files("labtools.simulators").joinpath(f"data/{overlay}")
+        before = published(VERSIONS[VERSIONS.index(version) - 1])
+        return Profile.from_toml(text.read_text("utf-8"), base=before, origin=text.name)
     text = resources.files("labtools.simulators").joinpath("data/published_profile.toml")
     own = Profile.from_toml(text.read_text("utf-8"), base=None, origin=text.name)
     parameters = dict(own.parameters)
@@ -41,12 +74,17 @@ def published() -> Profile:
     return Profile(own.name, parameters, own.description)
 
 
+def _builtin(name: str) -> bool:
+    return name == PUBLISHED or name in VERSIONS
+
+
 def load_profile(source: str | Path | Profile | None) -> Profile:
-    """A profile by name (``"published"``, the default for ``None``), from a TOML file, or as
-    given. A file lays its values over its ``base`` (``"published"`` unless it says another
-    file, relative to itself, or ``"none"``)."""
-    if source is None or source == PUBLISHED:
-        return published()
+    """A profile by name (``"published"``, the default for ``None``, or a version such as
+    ``"published-1"``), from a TOML file, or as given. A file lays its values over its ``base``
+    (``"published"`` unless it names a version, another file, relative to itself, or
+    ``"none"``)."""
+    if source is None or (isinstance(source, str) and _builtin(source)):
+        return published(PUBLISHED if source is None else source)
     if isinstance(source, Profile):
         return source
     path = Path(source)
@@ -62,8 +100,8 @@ def load_profile(source: str | Path | Profile | None) -> Profile:
         raise ProfileError("base", f"{path}: base must be a profile name or a file")
     if base_name == "none":
         base = None
-    elif base_name == PUBLISHED:
-        base = published()
+    elif _builtin(base_name):
+        base = published(base_name)
     else:
         base = load_profile(path.parent / base_name)
     profile = Profile.from_toml(text, base=base, origin=path.name)

@@ -14,6 +14,7 @@ from pylabrobot.resources import Coordinate, Deck, Plate, cor_96_wellplate_360uL
 from labtools import Lab
 from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 from labtools.simulators.plate_reading import PhysicsPlateReaderBackend
+from labtools.simulators.profile import Profile
 from labtools.simulators.world import Mixture, World
 from labtools.units import qty
 
@@ -55,8 +56,10 @@ def rig(
     seed: int = 0,
     factory: Callable[..., Plate] = cor_96_wellplate_360uL_Fb,
     plate_name: str = "plate_1",
+    profile: str | Profile | None = None,
 ) -> Rig:
-    world = World(seed)
+    """A world on ``profile`` (the default ``published``) and its reader with one plate."""
+    world = World(seed, profile=profile)
     backend = PhysicsPlateReaderBackend(world)
     reader = PlateReader(name="reader", size_x=130.0, size_y=90.0, size_z=30.0, backend=backend)
     plate = factory(name=plate_name)

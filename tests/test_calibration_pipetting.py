@@ -2,9 +2,12 @@
 pipetting fit's 95 % intervals hold each channel's hidden delivery parameters, and ``calibrate``
 returns ``labtools calibrate``'s shape.
 
-Seeds 31 and 32, not used while the fit was written: 247 of the 256 intervals (4 parameters
-× 8 channels × 4 tip types × 2 labs) hold their hidden value (nominal 243); the misses: four
-``δ``, five ``a`` or ``c`` whose profile sat at 0.
+Seeds 31 and 32, not used while the fit was written: 245 of the 256 intervals (4 parameters
+× 8 channels × 4 tip types × 2 labs) hold their hidden value (nominal 243). A defect well
+(``reader.absorbance.outlier_*``: 2.4 % of wells, a path up to tens of per cent short) biases its
+channel's β and δ by its path loss, which one well per test volume cannot tell from a short
+delivery. Seeds 200-207: the relative β intervals hold 0.89-0.95 per tip type, the β intervals
+0.97-0.98; seeds 100-105 without defect wells: 0.85-0.94 and 1.0.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from labtools.lab import Lab
@@ -50,24 +54,26 @@ def test_intervals_hold_the_channels(calibrations: list[tuple[dict, Lab]]) -> No
             total += 1
             held += low <= hidden(lab, key) <= high
     assert total == 256
-    assert held >= 240  # 247 seen (96 %)
+    assert held >= 240  # 245 seen (96 %)
 
 
 def test_relative_biases_are_sharp(calibrations: list[tuple[dict, Lab]]) -> None:
-    """The shared dye scale cancels between channels: relative β to ±0.7-2 % (95 %; the 1000
-    µL tips' widest), where the absolute β's interval carries the stock's ±2 % and the lot's
-    ±3 % (1 sd): ±7 %."""
+    """The shared dye scale cancels between channels: β less the channels' median to ±1-3 %
+    (95 %, t quantiles on four degrees of freedom; the 1000 µL tips' widest), where the
+    absolute β's interval carries the stock's ±2 % and the lot's ±3 % (1 sd): ±7 %. Seed 31's
+    channel 7 dispensed its 50 µL tip's 50 µL into a defect well (a path 5 % short): its own
+    relative β misses, no other channel's moves."""
     for result, lab in calibrations:
         derived = result["derived"]
         for tip in (10, 50, 300, 1000):
             truths = [hidden(lab, f"liquid_handler.channel_{i}.tip_{tip}.beta") for i in range(8)]
-            mean = sum(truths) / 8
+            median = float(np.median(truths))
             held = 0
             for i in range(8):
                 rel = derived[f"liquid_handler.channel_{i}.tip_{tip}.beta_relative"]
                 low, high = rel["ci95"]
-                assert high - low < (0.05 if tip == 1000 else 0.025)
-                held += low <= truths[i] - mean <= high
+                assert high - low < (0.06 if tip == 1000 else 0.03)
+                held += low <= truths[i] - median <= high
             assert held >= 6
         absolute = result["parameters"]["liquid_handler.channel_0.tip_300.beta"]["ci95"]
         assert absolute[1] - absolute[0] > 0.1
@@ -88,6 +94,6 @@ def test_the_json_shape(calibrations: list[tuple[dict, Lab]]) -> None:
         assert low <= estimate["value"] <= high, key
     units = {k: e["unit"] for k, e in result["parameters"].items()}
     assert units["liquid_handler.channel_3.tip_300.delta"] == "microliter"
-    assert units["reader.path.meniscus_contact_angle"] == "degree"
+    assert units["reader.path.offset"] == "millimeter"
     assert units["spectrometer.detector.FLAME-S.dark_rate"] == "1/second"
     assert "liquid_handler.film_fraction" in result["not_identified"]

@@ -219,7 +219,7 @@ def test_the_command_line(tmp_path: Path) -> None:
         check=True,
     )
     report = json.loads(done.stdout)
-    assert report["lab"] == "published, seed 5" and report["replicates"] == 2
+    assert report["lab"] == "published-2, seed 5" and report["replicates"] == 2
     assert report["pipetting"] == "photometric"
     assert set(report["rewards"]["tasks"]) == {"dye_quantification"}
     assert plot.read_bytes()[:4] == b"\x89PNG"

@@ -24,6 +24,8 @@ from labtools.session.registry import task_ids
 
 DATA = Path(__file__).parent / "data" / "replay"
 SECRET = "profile-replay"
+#: the built-in profile the journals were recorded on: before the real-data mechanisms
+RECORDED_ON = "published-1"
 
 
 def _events(name: str) -> list[dict[str, Any]]:
@@ -82,7 +84,7 @@ def _lab_differences(events: list[dict[str, Any]], lab: Lab) -> list[str]:
 def test_expert_episodes_replay_bit_for_bit(task: str) -> None:
     events = _events(task)
     start = next(e for e in events if e.get("event") == "reset")
-    session = Session(task, secret=SECRET)
+    session = Session(task, secret=SECRET, profile=RECORDED_ON)
     assert start["secret_id"] == session.secret_id
     session.reset(start["seed"])
     assert len([e for e in events if "tool" in e]) >= 5
@@ -91,6 +93,9 @@ def test_expert_episodes_replay_bit_for_bit(task: str) -> None:
     # every reading is compared exactly; the reward to 1e-12, since sum() of floats rounds
     # differently from Python 3.12 on (compensated summation) than where it was recorded
     reward, recorded = session.score().as_dict(), end["reward"]
+    # the normalised score and the total use the task's anchors, re-measured on published-2
+    for moved in ("normalized", "total"):
+        reward.pop(moved), recorded.pop(moved)
     assert reward.pop("components") == pytest.approx(recorded.pop("components"), rel=1e-12)
     assert reward == pytest.approx(recorded, rel=1e-12, abs=1e-15)
 
@@ -100,7 +105,17 @@ def test_virtual_lab_runs_replay_bit_for_bit(name: str) -> None:
     events = _events(name)
     seed = events[0]["lab"]["overrides"]["seed"]
     assert len(events) > 15
-    assert _lab_differences(events, Lab.virtual(seed)) == []
+    assert _lab_differences(events, Lab.virtual(seed, profile=RECORDED_ON)) == []
+
+
+def test_the_newest_profile_changes_the_readings_its_mechanisms_reach() -> None:
+    """On ``published`` (the real-data mechanisms switched on) the same calls read differently
+    where they reach, and nowhere else: absorbance (defect wells, the path) and fluorescence
+    (the liquid column under the focus); luminescence, every refusal, handle and deck view as
+    recorded."""
+    events = _events("virtual_lab_reader")
+    differing = {d.split()[-1] for d in _lab_differences(events, Lab.virtual(3))}
+    assert differing == {"reader_read_absorbance", "reader_read_fluorescence"}
 
 
 def test_a_seeds_drawn_instruments_read_what_that_seed_reads(tmp_path: Path) -> None:
@@ -113,7 +128,8 @@ def test_a_seeds_drawn_instruments_read_what_that_seed_reads(tmp_path: Path) -> 
 
     events = _events("virtual_lab_reader")
     path = tmp_path / "seed3.toml"
-    path.write_text(drawn_profile(3).to_toml(base=published()), "utf-8")
+    legacy = published(RECORDED_ON)
+    path.write_text(drawn_profile(3, base=legacy).to_toml(base=legacy), "utf-8")
     profile = load_profile(path)
     assert (
         sum(p.fixed and bool(p.fitted_from) for p in profile.values())
@@ -121,9 +137,10 @@ def test_a_seeds_drawn_instruments_read_what_that_seed_reads(tmp_path: Path) -> 
     )
     assert _lab_differences(events, Lab.virtual(3, profile=path)) == []
 
-    other = Lab.virtual(4, profile=profile)
+    other, same = Lab.virtual(4, profile=profile), Lab.virtual(3, profile=RECORDED_ON)
     backend = other.instruments["lh"].plr.backend
-    assert backend.channels == Lab.virtual(3).instruments["lh"].plr.backend.channels
-    assert other.shared["reader_backend"].truth == Lab.virtual(3).shared["reader_backend"].truth
+    assert backend.channels == same.instruments["lh"].plr.backend.channels
+    assert other.shared["reader_backend"].truth == same.shared["reader_backend"].truth
     reads = ["reader_read_fluorescence", "reader_read_luminescence", "reader_read_absorbance"]
-    assert [d.split()[-1] for d in _lab_differences(events, Lab.virtual(4))] == reads
+    legacy_4 = Lab.virtual(4, profile=RECORDED_ON)
+    assert [d.split()[-1] for d in _lab_differences(events, legacy_4)] == reads

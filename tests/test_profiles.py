@@ -165,7 +165,11 @@ def test_profile_show_and_draw_on_the_command_line(
     shown = json.loads(capsys.readouterr().out)
     assert shown["parameters"]["reader.absorbance.stray_light"]["prior"] == "log_uniform"
     assert main(["profile", "show", "--lab", "virtual"]) == 0
-    assert 'name = "published"' in capsys.readouterr().out
+    assert 'name = "published-2"' in capsys.readouterr().out
+    assert main(["profile", "show", "--profile", "published-1", "--json"]) == 0
+    legacy = json.loads(capsys.readouterr().out)["parameters"]
+    assert legacy["reader.absorbance.outlier_fraction"]["value"] == 0.0
+    assert shown["parameters"]["reader.absorbance.outlier_fraction"]["value"] == 0.024
 
     out = tmp_path / "drawn.toml"
     assert main(["profile", "draw", "--seed", "12", "--out", str(out)]) == 0

@@ -11,6 +11,9 @@ within 4.5–13.88 mm].
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 import numpy as np
 import pytest
 from reader_rig import nm, plr_path_cm, rig
@@ -18,8 +21,18 @@ from reader_rig import nm, plr_path_cm, rig
 from labtools import Lab
 from labtools.drivers.pylabrobot.plate_reader import PLRPlateReader
 from labtools.simulators.plate_reading import ReaderConstants
+from labtools.simulators.published import published
 
-SIGMA_MM = ReaderConstants().focal_half_width_mm
+#: the height-volume table's path (published-2's path offset and defect wells, which move it
+#: by design, are tested in test_item8_*)
+PHYSICS = "published-1"
+
+
+def _constants(**given: Any) -> ReaderConstants:
+    return ReaderConstants.from_profile(published(PHYSICS), **given)
+
+
+SIGMA_MM = _constants().focal_half_width_mm
 BOTTOM_MM = 3.03 + 0.5  # PLR's well offset and bottom thickness, Corning 96 flat
 COLUMN_MM = plr_path_cm(200.0) * 10.0
 WELLS = [f"B{i}" for i in range(1, 13)]
@@ -31,10 +44,14 @@ def _collected(alpha_per_cm: float, focus_mm: float, column_mm: float = COLUMN_M
     return float(np.trapezoid(weight * 10.0 ** (-alpha_per_cm * (column_mm - z) / 10.0), z))
 
 
+#: reader_rig's ``rig`` on :data:`PHYSICS`
+_rig = partial(rig, profile=PHYSICS)
+
+
 def _read(
     conc: list[float], focal_height: float, constants: ReaderConstants | None = None, seed: int = 30
 ) -> np.ndarray:
-    setup = rig(seed=seed)
+    setup = _rig(seed=seed)
     if constants is not None:
         setup.backend.constants = constants
     wells = WELLS[: len(conc)]
@@ -57,13 +74,13 @@ def _read(
 
 
 def _eps_sum() -> float:
-    species = rig().world.species["fluorescein"]
+    species = _rig().world.species["fluorescein"]
     return float(species.absorptivity(490.0) + species.absorptivity(515.0))
 
 
 def test_linear_to_100_nm() -> None:
     conc = [0.0, 1e-9, 10e-9, 30e-9, 100e-9]
-    quiet = ReaderConstants(rfu_cv=0.0, rfu_noise_floor=0.0)
+    quiet = _constants(rfu_cv=0.0, rfu_noise_floor=0.0)
     values = _read(conc, 8.5, quiet)
     per_nm = (values[1:] - values[0]) / (np.array(conc[1:]) * 1e9)
     assert per_nm == pytest.approx(per_nm[0], rel=0.01)  # < 1 % inner-filter loss at 100 nM
@@ -80,7 +97,7 @@ def test_inner_filter_loss_at_total_absorbance_0_092() -> None:
     uniform = (1 - 10**-0.092) / (0.092 * np.log(10))
     assert uniform == pytest.approx(0.90, abs=0.002)
     assert uniform < expected < 1.0
-    quiet = ReaderConstants(rfu_cv=0.0, rfu_noise_floor=0.0)
+    quiet = _constants(rfu_cv=0.0, rfu_noise_floor=0.0)
     low, high = _read([2e-9, molar], 8.5, quiet)
     background = _read([0.0], 8.5, quiet)[0]
     ratio = ((high - background) / molar) / ((low - background) / 2e-9)
@@ -90,7 +107,7 @@ def test_inner_filter_loss_at_total_absorbance_0_092() -> None:
 def test_fluorescein_rolls_over_in_the_tens_of_micromolar() -> None:
     """Without the detector ceiling: the signal rises, peaks at 10–100 µM and falls ≥ 10 %."""
     conc = list(np.logspace(-7, -2, 11))
-    unlimited = ReaderConstants(rfu_ceiling=1e15, rfu_cv=0.0, rfu_noise_floor=0.0)
+    unlimited = _constants(rfu_ceiling=1e15, rfu_cv=0.0, rfu_noise_floor=0.0)
     values = _read([*conc, 0.0], 8.5, unlimited)
     values = values[:-1] - values[-1]
     peak = int(np.argmax(values))
@@ -106,7 +123,7 @@ def test_fluorescein_rolls_over_in_the_tens_of_micromolar() -> None:
 def test_focal_height_matters() -> None:
     """Dilute wells follow ∫w (best with the focus inside the liquid); a deep focus turns over
     harder, so a concentrated well reads below the detector ceiling (a trap: dilute to check)."""
-    quiet = ReaderConstants(rfu_cv=0.0, rfu_noise_floor=0.0)
+    quiet = _constants(rfu_cv=0.0, rfu_noise_floor=0.0)
     dilute = {}
     for h in (4.5, 6.5, 8.5, 11.0):
         signal, blank = _read([10e-9, 0.0], h, quiet)
@@ -116,5 +133,5 @@ def test_focal_height_matters() -> None:
         assert value == pytest.approx(expected, rel=0.02)
     assert dilute[11.0] < dilute[8.5]
     deep = _read([1e-3], 4.5)
-    assert np.isfinite(deep[0]) and deep[0] < ReaderConstants().rfu_ceiling
+    assert np.isfinite(deep[0]) and deep[0] < _constants().rfu_ceiling
     assert not np.isfinite(_read([10e-6], 8.5)[0])  # saturated at the default focus

@@ -9,15 +9,25 @@ geometry, never from the backend's code.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
+from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from reader_rig import corning_path_cm, plr_path_cm, read, rig
 
 from labtools.simulators.plate_reading import PhysicsPlateReaderBackend, ReaderConstants
+from labtools.simulators.published import published
 
 EPS_426 = 28321.08  # tartrazine at 426 nm in the species data (M⁻¹ cm⁻¹)
 BOTTOM_MM, TOP_MM, DEPTH_MM = 6.35, 6.86, 10.67
+#: the height-volume table's path (published-2's path offset and defect wells, which move it
+#: by design, are tested in test_item8_*)
+PHYSICS = "published-1"
+
+
+#: reader_rig's ``rig`` on :data:`PHYSICS`
+_rig = partial(rig, profile=PHYSICS)
 
 
 def _frustum_height_mm(volume_ul: float) -> float:
@@ -49,7 +59,7 @@ def test_the_tapered_well_holds_366_ul_and_plr_table_agrees_with_it() -> None:
 
 @pytest.mark.parametrize("volume", [50.0, 100.0, 200.0, 300.0])
 def test_absorbance_follows_plr_liquid_height(volume: float) -> None:
-    setup = rig(seed=21)
+    setup = _rig(seed=21)
     molar = 1.0 / (EPS_426 * plr_path_cm(volume))  # ≈1 OD
     setup.fill("G1", volume, tartrazine=molar)
     setup.fill("G2", volume)
@@ -67,9 +77,10 @@ def _meniscus_drop_mm(radius_mm: float, theta_deg: float) -> float:
 
 def test_meniscus_option_shortens_the_central_path() -> None:
     """θ = 60° (a detergent buffer): the centre lies ≈0.45 mm below the mean height."""
-    setup = rig(seed=22)
+    setup = _rig(seed=22)
     setup.backend = PhysicsPlateReaderBackend(
-        setup.world, constants=ReaderConstants(meniscus_contact_angle_deg=60.0)
+        setup.world,
+        constants=ReaderConstants.from_profile(published(PHYSICS), meniscus_contact_angle_deg=60.0),
     )
     setup.reader.backend = setup.backend
     molar = 100e-6
@@ -85,7 +96,7 @@ def test_meniscus_option_shortens_the_central_path() -> None:
 def test_meniscus_is_off_by_default_and_checked() -> None:
     assert ReaderConstants().meniscus_contact_angle_deg == 90.0  # flat
     assert _meniscus_drop_mm(3.43, 89.999) == pytest.approx(0.0, abs=1e-4)
-    setup = rig(seed=23)
+    setup = _rig(seed=23)
     with pytest.raises(ValueError, match="contact angle"):
         PhysicsPlateReaderBackend(
             setup.world, constants=ReaderConstants(meniscus_contact_angle_deg=120.0)
@@ -95,7 +106,7 @@ def test_meniscus_is_off_by_default_and_checked() -> None:
 def test_384_wells_without_plr_functions_use_their_cross_section() -> None:
     from pylabrobot.resources import Greiner_384_wellplate_28ul_Fb
 
-    setup = rig(seed=24, factory=Greiner_384_wellplate_28ul_Fb)
+    setup = _rig(seed=24, factory=Greiner_384_wellplate_28ul_Fb)
     setup.fill("A1", 20.0, tartrazine=100e-6)
     setup.fill("A2", 20.0)
     values = read(setup.lab(), 426, ["A1", "A2"])
@@ -107,7 +118,6 @@ def test_384_wells_without_plr_functions_use_their_cross_section() -> None:
 def test_reader_data_has_a_source_for_every_number_and_matches_plr() -> None:
     """``simulators/data/plate_reader.toml``: every value sourced; the fluorescence calibration
     geometry is PLR's Corning well read at the driver's default focal height."""
-    from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 
     from labtools.drivers.pylabrobot.plate_reader import DEFAULT_FOCAL_HEIGHT_MM
     from labtools.simulators.plate_reading.params import reader_data
@@ -144,7 +154,7 @@ def test_pathcheck_paths_match_published_measurements() -> None:
     300 µL (their own spread is up to ±4 %). Below, PLR's height–volume table runs long, where
     a real well's rounded bottom edge and meniscus weigh more: +5 % at 100 µL (the experiments
     spread ±3 %), +10 % at 50 µL (±10 %); the bounds hold those departures."""
-    setup = rig(seed=25)
+    setup = _rig(seed=25)
     rows = "ABCDEFGH"
     for column, volume in enumerate(MEASURED_PATH_CM, start=1):
         for row in rows:

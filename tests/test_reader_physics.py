@@ -2,12 +2,14 @@
 
 Expected values are computed here from the species data (ε, λmax, quantum yield), from PLR's
 published height–volume table of the Corning 96 flat well (``plr_path_cm``) and from its
-diameter, never from the backend's code.
+diameter, never from the backend's code. They run on ``published-1``, the physics they were
+written for: published-2's defect wells and path offset are tested in ``test_item8_*``.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -16,8 +18,17 @@ from reader_rig import corning_path_cm, nm, plr_path_cm, read, rig
 
 from labtools.simulators.plate_reading.absorbance import measured_absorbance
 from labtools.simulators.plate_reading.params import PlateTruth, ReaderConstants, ReaderTruth
+from labtools.simulators.published import published
 
 COLUMNS = [f"A{c}" for c in range(1, 13)]
+#: the height-volume table's path (published-2's path offset and defect wells, which move it
+#: by design, are tested in test_item8_*)
+PHYSICS = "published-1"
+CONSTANTS = ReaderConstants.from_profile(published(PHYSICS))
+
+
+#: reader_rig's ``rig`` on :data:`PHYSICS`
+_rig = partial(rig, profile=PHYSICS)
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -29,7 +40,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 # -- absorbance ------------------------------------------------------------------------------
 def test_absorbance_is_linear_with_slope_epsilon_times_path() -> None:
-    setup = rig(seed=3)
+    setup = _rig(seed=3)
     eps = float(setup.world.species["tartrazine"].absorptivity(426.0))
     path = plr_path_cm(200.0)
     conc = np.linspace(0.05, 1.5, 10) / (eps * path)  # 0.05–1.5 OD
@@ -45,7 +56,7 @@ def test_tartrazine_check_value() -> None:
     """100 µM tartrazine, 200 µL, Corning 96 flat: the physics reference's check value (§8:
     ≈1.56 OD over a 0.55 cm cylinder) over PLR's tapered-well height of 0.619 cm: 1.75 OD, plus
     the plate's ≈0.04 OD."""
-    setup = rig(seed=5)
+    setup = _rig(seed=5)
     setup.fill("B2", 200.0, tartrazine=100e-6)
     setup.fill("B3", 200.0)  # water blank
     values = read(setup.lab(), 426, ["B2", "B3"])
@@ -56,7 +67,7 @@ def test_tartrazine_check_value() -> None:
 
 
 def test_empty_clear_plate_reads_about_0_04_od() -> None:
-    setup = rig(seed=1)
+    setup = _rig(seed=1)
     values = read(setup.lab(), 450, ["A1", "B1", "C1", "D1"])
     for value in values.values():
         assert value == pytest.approx(0.04, abs=0.012)
@@ -64,7 +75,7 @@ def test_empty_clear_plate_reads_about_0_04_od() -> None:
 
 def test_stray_light_table_of_the_physics_reference() -> None:
     """s = 5e-4: true 3 → 2.82, true 4 → 3.22; s = 1e-4: true 4 → 3.70 (physics §4)."""
-    quiet = ReaderConstants(snr0=1e12, od_noise_floor=0.0)
+    quiet = ReaderConstants.from_profile(published(PHYSICS), snr0=1e12, od_noise_floor=0.0)
     plate = PlateTruth(plate_od=0.0, well_offsets_od=np.zeros(2))
     rng = np.random.default_rng(0)
     for s, true, expected in ((5e-4, 3.0, 2.82), (5e-4, 4.0, 3.22), (1e-4, 4.0, 3.70)):
@@ -75,7 +86,7 @@ def test_stray_light_table_of_the_physics_reference() -> None:
 
 def test_concentrated_wells_are_over_range_not_numbers() -> None:
     """True ≈ 52 and 174 OD: no number, listed in over_range (a reader's OVRFLW)."""
-    setup = rig(seed=11)
+    setup = _rig(seed=11)
     setup.fill("C1", 200.0, tartrazine=3e-3)
     setup.fill("C2", 200.0, tartrazine=10e-3)
     setup.fill("C3", 200.0, tartrazine=50e-6)
@@ -92,7 +103,7 @@ def test_water_band_gives_the_path_length() -> None:
     """PathCheck: (A977 − A900) of the well over water's 1 cm value [V: Molecular Devices
     PathCheck note] measures the liquid height: PLR's 6.19 mm for 200 µL, within the 6.03 mm
     of a 6.35 → 6.86 mm frustum and the 5.41 mm cylinder it replaces only at the low end."""
-    setup = rig(seed=2)
+    setup = _rig(seed=2)
     for well in COLUMNS[:6]:
         setup.fill(well, 200.0)
     lab = setup.lab()
@@ -112,7 +123,7 @@ def test_water_band_gives_the_path_length() -> None:
     "species,molar", [("tartrazine", 40e-6), ("allura_red", 45e-6), ("brilliant_blue", 10e-6)]
 )
 def test_spectrum_peak_falls_at_lambda_max(species: str, molar: float) -> None:
-    setup = rig(seed=4)
+    setup = _rig(seed=4)
     setup.fill("D4", 200.0, **{species: molar})
     lam = setup.world.species[species].lambda_max_nm
     result = setup.lab().call(
@@ -136,7 +147,7 @@ def test_spectrum_peak_falls_at_lambda_max(species: str, molar: float) -> None:
 
 def test_384_well_path_length_from_geometry() -> None:
     """Greiner 384 flat (⌀ 3.3 mm in PLR): 20 µL is a 2.34 mm column."""
-    setup = rig(seed=6, factory=Greiner_384_wellplate_28ul_Fb)
+    setup = _rig(seed=6, factory=Greiner_384_wellplate_28ul_Fb)
     setup.fill("P24", 20.0, tartrazine=100e-6)
     setup.fill("P23", 20.0)
     values = read(setup.lab(), 426, ["P24", "P23"])
@@ -164,7 +175,7 @@ def _fluorescence(setup, wells: list[str], ex: float = 490, em: float = 515) -> 
 #: the top optics' collection half-width (a documented model parameter) and the focal point
 #: above the inner bottom: the driver's default 8.5 mm focal height less PLR's 3.03 mm well
 #: offset and 0.5 mm bottom for the Corning plate
-SIGMA_MM = ReaderConstants().focal_half_width_mm
+SIGMA_MM = CONSTANTS.focal_half_width_mm
 FOCUS_MM = 8.5 - (3.03 + 0.5)
 
 
@@ -182,7 +193,7 @@ def _g(alpha_per_cm: float) -> float:
 
 
 def test_fluorescence_linear_at_low_absorbance() -> None:
-    setup = rig(seed=8)
+    setup = _rig(seed=8)
     conc = np.array([0.5, 1, 2, 5, 10, 20]) * 1e-9
     for well, c in zip(COLUMNS, conc, strict=False):
         setup.fill(well, 200.0, fluorescein=float(c))
@@ -194,7 +205,7 @@ def test_fluorescence_linear_at_low_absorbance() -> None:
 
 def test_fluorescence_inner_filter_matches_the_top_read_model() -> None:
     """F ∝ c·∫w(z)·10^(−α(L − z))dz: sub-linear as fluorescein's own absorbance grows."""
-    setup = rig(seed=9)
+    setup = _rig(seed=9)
     species = setup.world.species["fluorescein"]
     eps_sum = float(species.absorptivity(490.0) + species.absorptivity(515.0))
     low, highs = 2e-9, [1e-6, 2e-6, 5e-6]
@@ -211,7 +222,7 @@ def test_fluorescence_inner_filter_matches_the_top_read_model() -> None:
 
 
 def test_another_absorber_quenches_fluorescence_by_the_inner_filter() -> None:
-    setup = rig(seed=10)
+    setup = _rig(seed=10)
     library = setup.world.species
     tartrazine = [0.0, 50e-6, 200e-6]
     for well, t in zip(["B1", "B2", "B3"], tartrazine, strict=True):
@@ -228,7 +239,7 @@ def test_another_absorber_quenches_fluorescence_by_the_inner_filter() -> None:
 
 
 def test_fluorescence_above_the_detector_ceiling_is_flagged_per_well() -> None:
-    setup = rig(seed=12)
+    setup = _rig(seed=12)
     setup.fill("H12", 200.0, fluorescein=50e-6)
     setup.fill("H11", 200.0, fluorescein=1e-9)
     result = setup.lab().call(
@@ -258,7 +269,7 @@ def _luminescence(setup, wells: list[str]) -> dict:
 
 def test_luminescence_counts_per_pmol() -> None:
     """The species library's glow reagent is set to read ~10⁵ RLU per pmol."""
-    setup = rig(seed=13)
+    setup = _rig(seed=13)
     setup.fill("A1", 100.0, glow_luciferase=10e-9)  # 1 pmol
     setup.fill("A12", 100.0)
     values = _luminescence(setup, ["A1", "A12"])
@@ -267,7 +278,7 @@ def test_luminescence_counts_per_pmol() -> None:
 
 
 def test_luminescence_crosstalk_lights_up_dark_neighbours() -> None:
-    setup = rig(seed=14)
+    setup = _rig(seed=14)
     setup.fill("D6", 100.0, glow_luciferase=10e-6)  # 1 nmol: ~10⁸ RLU
     for well in ("C5", "C6", "C7", "D5", "D7", "E5", "E6", "E7", "A1", "A12", "H1", "H12"):
         setup.fill(well, 100.0)
@@ -285,7 +296,7 @@ def test_luminescence_crosstalk_lights_up_dark_neighbours() -> None:
 
 
 def test_384_well_luminescence_crosstalk() -> None:
-    setup = rig(seed=15, factory=Greiner_384_wellplate_28ul_Fb)
+    setup = _rig(seed=15, factory=Greiner_384_wellplate_28ul_Fb)
     setup.fill("H12", 20.0, glow_luciferase=50e-6)
     values = _luminescence(setup, ["H12", "H13", "A1"])
     assert values["H13"] > values["A1"] + 5 * math.sqrt(values["A1"] + 1)
@@ -293,7 +304,7 @@ def test_384_well_luminescence_crosstalk() -> None:
 
 def test_indicator_reads_by_its_base_fraction_at_the_buffer_ph() -> None:
     """Bromothymol blue (pKa 7.1 in the species data) at pH 4, 7 and 10, read at 617 nm."""
-    setup = rig(seed=16)
+    setup = _rig(seed=16)
     species = setup.world.species["bromothymol_blue"]
     path = plr_path_cm(200.0)
     buffers = {"E1": ("buffer_ph4", 4.0), "E2": ("buffer_ph7", 7.0), "E3": ("buffer_ph10", 10.0)}
@@ -309,7 +320,7 @@ def test_indicator_reads_by_its_base_fraction_at_the_buffer_ph() -> None:
 
 def test_cross_section_path_model_is_the_top_diameter_cylinder() -> None:
     """Optional: the well as a cylinder of its top diameter (6.86 mm) instead of PLR's table."""
-    setup = rig(seed=17)
+    setup = _rig(seed=17)
     setup.backend = type(setup.backend)(setup.world, path_model="cross_section")
     setup.reader.backend = setup.backend
     setup.fill("F1", 200.0, tartrazine=50e-6)

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+#: a replicate further than this many robust sds (1.4826 × the median absolute residual) from
+#: the curve, or from its group's median, is taken for a defect well (a bubble, a scratch, a
+#: meniscus defect: 2.4 % of a plate's wells, the published profile) and left out [A]
+OUTLIER_Z = 6.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,30 @@ class StandardCurve:
         r2 = 1.0 - float(residuals @ residuals) / total if total > 0 else 0.0
         return cls(float(coef[1]), float(coef[0]), covariance, math.sqrt(s2), r2, len(a))
 
+    @classmethod
+    def fit_robust(
+        cls, concentrations: Sequence[float], absorbances: Sequence[float]
+    ) -> tuple[StandardCurve, list[int]]:
+        """:meth:`fit` after leaving out, one at a time, the point furthest from the curve while
+        it lies more than :data:`OUTLIER_Z` robust sds off; the curve and the indices left out."""
+        c, a = np.asarray(concentrations, dtype=float), np.asarray(absorbances, dtype=float)
+        kept = np.ones(a.size, bool)
+        while True:
+            curve = cls.fit(list(c[kept]), list(a[kept]))
+            off = np.where(kept, np.abs(a - (curve.intercept + curve.slope * c)), 0.0)
+            scale = robust_sd(off[kept])
+            if kept.sum() <= 3 or off.max() <= OUTLIER_Z * scale:
+                return curve, [int(i) for i in np.flatnonzero(~kept)]
+            kept[int(np.argmax(off))] = False
+
+    def consistent(self, absorbances: Sequence[float]) -> list[bool]:
+        """Which replicates of one sample lie within :data:`OUTLIER_Z` of the curve's robust
+        residual sd from their median (all of them where there are fewer than three)."""
+        a = np.asarray(absorbances, dtype=float)
+        if a.size < 3:
+            return [True] * a.size
+        return [bool(x) for x in np.abs(a - np.median(a)) <= OUTLIER_Z * self.residual_sd]
+
     def invert(self, absorbances: list[float]) -> tuple[float, float]:
         """Concentration for the mean of replicate readings, and its standard deviation.
 
@@ -48,3 +78,9 @@ class StandardCurve:
         gradient = np.array([-1.0 / self.slope, -c / self.slope])
         var_c = var_mean / self.slope**2 + float(gradient @ self.covariance @ gradient)
         return c, math.sqrt(var_c)
+
+
+def robust_sd(values: np.ndarray) -> float:
+    """1.4826 × the median absolute value (the sd of a normal's residuals, robust to a few
+    far-off ones); a floor of 1e-4 OD (the reader's reported resolution)."""
+    return max(1.4826 * float(np.median(np.abs(values))), 1e-4)

@@ -138,6 +138,8 @@ class Outcome:
     budget: dict[str, float]  # relative standard uncertainties by source
     spectrum: dict[str, Any] | None  # the cuvette spectrum, if recorded
     spectrometer_estimate_um: float | None
+    #: wells read but left out as defects (:data:`~labtools.demo.analysis.OUTLIER_Z`)
+    left_out: tuple[str, ...] = ()
 
 
 class DyeQuantification:
@@ -191,8 +193,16 @@ class DyeQuantification:
             values = self._read(wavelength, column)
 
         blank = self._blank(values)
-        curve = StandardCurve.fit(list(standards.values()), [values[w] - blank for w in standards])
-        unknown_wells = [f"{r}{column}" for r in UNKNOWN_ROWS]
+        wells = list(standards)
+        curve, off = StandardCurve.fit_robust(
+            list(standards.values()), [values[w] - blank for w in wells]
+        )
+        left_out = [wells[i] for i in off]
+        standards = {w: n for w, n in standards.items() if w not in left_out}
+        replicates = [f"{r}{column}" for r in UNKNOWN_ROWS]
+        consistent = curve.consistent([values[w] - blank for w in replicates])
+        unknown_wells = [w for w, ok in zip(replicates, consistent, strict=True) if ok]
+        left_out += [w for w in replicates if w not in unknown_wells]
         nmol, sd = curve.invert([values[w] - blank for w in unknown_wells])
         budget = self._budget(sd / nmol, label_tolerance(stock_label), sample_ul, nmol)
         estimate = nmol / sample_ul * 1000.0
@@ -211,6 +221,7 @@ class DyeQuantification:
             budget,
             spectrum,
             spec_um,
+            tuple(left_out),
         )
 
     def _locate(self, deck: dict[str, Any]) -> str:

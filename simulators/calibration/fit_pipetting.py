@@ -30,10 +30,11 @@ Fitting, all by likelihood:
    ``(∂θ/∂ln Q)² var(ln Q)`` (the slope from the profile); ``a, c`` by the (REML) profile
    likelihood, widened by ``Q``'s interval.
 
-Relative biases between channels (``derived``, ``beta_relative``) share ``Q`` and are well
-determined; the absolute ``β`` carries the stock's tolerance (the gravimetric check,
-:mod:`.fit_gravimetric`, replaces ``Q`` by the balance's calibration). Not identified:
-``liquid_handler.film_fraction`` (a fresh tip delivers its calibrated volume whatever its film).
+Relative biases between channels (``derived``, ``beta_relative``: each β less the channels'
+median) share ``Q`` and are well determined; the absolute ``β`` carries the stock's tolerance
+(the gravimetric check, :mod:`.fit_gravimetric`, replaces ``Q`` by the balance's calibration).
+Not identified: ``liquid_handler.film_fraction`` (a fresh tip delivers its calibrated volume
+whatever its film).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from labtools.simulators.calibration.fit_reader import (
     read_variance,
     stray_reading,
 )
+from labtools.simulators.published import published
 from labtools.simulators.world import SpeciesLibrary
 
 __all__ = ["fit_pipetting", "reader_model", "tip_key"]
@@ -63,6 +65,8 @@ __all__ = ["fit_pipetting", "reader_model", "tip_key"]
 #: plate_reader.toml, log-uniform 1e-5..5e-5]
 _STRAY_DEFAULT = math.sqrt(1e-5 * 5e-5)
 _Z = float(stats.norm.ppf(0.975))
+#: draws of the channels' fitted normals for the sd of β less their median
+_RELATIVE_DRAWS = 20_000
 
 ReaderModel = dict[str, float]
 
@@ -70,6 +74,10 @@ ReaderModel = dict[str, float]
 def tip_key(tip_ul: float) -> str:
     """The profile's key segment of a tip type: ``tip_300``."""
     return f"tip_{tip_ul:g}"
+
+
+def _published_mm(key: str) -> float:
+    return published()[key].in_unit("millimeter").expected
 
 
 def reader_model(reader_fit: Mapping[str, Any] | None, species: str) -> ReaderModel:
@@ -92,6 +100,10 @@ def reader_model(reader_fit: Mapping[str, Any] | None, species: str) -> ReaderMo
         "floor": value("reader.absorbance.noise_floor", 0.001),
         "snr0": value("reader.absorbance.snr0", 2000.0),
         "shift": value(f"species.{species}.lot.shift", 0.0),
+        # the published offset, not the reader fit's: on stand-in labs that fit's offset
+        # scatters by about 0.03 mm, more than its interval says, and an offset 0.04 mm off
+        # bends the dose curve this fit reads Q and c from (c found 3-5x the hidden value)
+        "offset": _published_mm("reader.path.offset"),
     }
 
 
@@ -126,9 +138,9 @@ class _Model:
     def _signal(self, dose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Dye fraction × path (cm) and its slope in the dose, per reading."""
         total = self.g.diluent + dose
-        height = self.layout.height_mm(total)
+        height = self.layout.column_mm(total)
         step = np.maximum(1e-3 * total, 1e-3)
-        slope_h = (self.layout.height_mm(total + step) - self.layout.height_mm(total - step)) / (
+        slope_h = (self.layout.column_mm(total + step) - self.layout.column_mm(total - step)) / (
             2 * step
         )
         fraction = dose / total
@@ -206,7 +218,7 @@ def fit_pipetting(
     ``{"parameters": {key: estimate}, "derived": {...}, "not_identified": {...}}``."""
     species = record["dye"]["species"]
     reader = reader_model(reader_fit, species)
-    layout = plate_layout(record["labware"])
+    layout = plate_layout(record["labware"], reader["offset"])
     visible = [float(nm) for nm in record["rounds"][0]["reads"]]
     lib = SpeciesLibrary.default()[species]
     form = lib.forms["default"].varied(1.0, reader["shift"])
@@ -221,6 +233,7 @@ def fit_pipetting(
         reader["gain_sd"] ** 2
         + math.log1p(float(record["dye"]["tolerance"])) ** 2
         + (batch.epsilon_sd if batch is not None else 0.0) ** 2
+        + float(published()["reader.path.plate_sd"].expected) ** 2  # this plate's path scale
     )
     thetas = [m.fit(1.0) for m in models]
     log_q, var_q, slopes = 0.0, sd_prior**2, [np.zeros(4) for _ in models]
@@ -299,7 +312,7 @@ def _groups(
             )
             for k in range(1, len(rounds)):
                 total = d + k * v
-                design = k * v / total * float(layout.height_mm(np.array([total]))[0]) / 10.0
+                design = k * v / total * float(layout.column_mm(np.array([total]))[0]) / 10.0
                 for j, nm in enumerate(visible):
                     value, blank = mean_read(rounds[k], well, nm), mean_read(rounds[0], well, nm)
                     if value is None or blank is None or scale[j] * design > OD_USED_MAX:
@@ -370,8 +383,11 @@ def _intervals(model: _Model, theta: np.ndarray, q: float) -> dict[str, float]:
     if out is None:
         raise ValueError("the fitted covariance is not positive definite")
     cov = np.linalg.pinv(out[2].T @ out[2])
-    # the delivery variance rests on few deliveries: Student's t over the normal quantile
-    widen = float(stats.t.ppf(0.975, max(model.g.deliveries - 2, 1)) / _Z)
+    # the delivery variance rests on few deliveries: Student's t over the normal quantile, with
+    # one volume's deliveries less one as its degrees of freedom (a and c are each pinned
+    # mostly by one of the test volumes)
+    per_volume = model.g.deliveries // len(np.unique(model.g.volume))
+    widen = float(stats.t.ppf(0.975, max(per_volume - 1, 1)) / _Z)
     v = model.g.v_low
 
     def profile_a(value: float) -> float:
@@ -431,15 +447,25 @@ def _estimates(
 
 
 def _relative(rows_by_tip: Mapping[str, list[tuple[int, float, float]]]) -> dict[str, Estimate]:
-    """Each channel's β less the mean of its tip type's channels: the shared scale cancels."""
+    """Each channel's β less the median of its tip type's channels: the shared scale cancels,
+    and a channel whose well is a defect (its path short: :mod:`.fit_reader`) moves no other
+    channel's. The sd of each difference by simulation of the channels' fitted normals
+    (:data:`_RELATIVE_DRAWS`, a fixed generator: the same fit gives the same intervals)."""
     out = {}
+    rng = np.random.default_rng(0)
     for tip, rows in rows_by_tip.items():
-        mean = float(np.mean([b for _, b, _ in rows]))
-        n = len(rows)
-        for channel, beta, beta_sd in rows:
-            var = (1 - 2 / n) * beta_sd**2 + sum(s**2 for _, _, s in rows) / n**2
-            lo, hi = normal_ci(beta - mean, math.sqrt(var))
+        beta = np.array([b for _, b, _ in rows])
+        sd = np.array([s for _, _, s in rows])
+        draws = rng.standard_normal((_RELATIVE_DRAWS, beta.size)) * sd
+        spread = np.std(draws - np.median(draws, axis=1, keepdims=True), axis=0)
+        centre = float(np.median(beta))
+        for (channel, b, _), s in zip(rows, spread, strict=True):
+            lo, hi = normal_ci(b - centre, float(s))
             out[f"liquid_handler.channel_{channel}.{tip}.beta_relative"] = entry(
-                beta - mean, "dimensionless", lo, hi, "observed information; the scale cancels"
+                b - centre,
+                "dimensionless",
+                lo,
+                hi,
+                "observed information; the scale cancels (against the channels' median)",
             )
     return out

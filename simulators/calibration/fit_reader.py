@@ -16,15 +16,25 @@ Three stages, each a likelihood:
    well holds; (floor, snr0) by ML on all of them (Hessian interval, log scale), leaving out
    pairs whose mean is near the range (one read of them may have been lost above it);
 2. means, jointly by weighted least squares (:func:`scipy.optimize.least_squares`, weights from
-   stage 1): gain ``g``, stray light ``s`` (log), the dye lot's band shift, the meniscus drop,
-   each well's blank, each dye well's amount ``u`` (nuisance), and the water volumes the
-   path check relies on: per channel ``β``, ``δ`` and per well a random error, as Gaussian
-   random effects with the 300 µL tip type's published (ISO 8655-2) spread. Intervals from the
-   Gauss–Newton observed information ``(JᵀJ)⁻¹``;
+   stage 1): gain ``g``, stray light ``s`` (log), the dye lot's band shift, the drop of the
+   liquid's centre below the height–volume table (``reader.path.offset``), the plate's path
+   scale ``p`` (log), each well's blank, each dye well's amount ``u`` (nuisance), and the water
+   volumes the path check relies on: per channel ``β``, ``δ`` and per well a random error, as
+   Gaussian random effects with the 300 µL tip type's published (ISO 8655-2) spread. A path
+   check measures only the product ``(1 + g) p``: the two are separated by their published
+   priors (``g``'s unit-to-unit spread, ``p``'s per-plate spread ``reader.path.plate_sd``), as
+   Gaussians of the same sd. Water wells the first pass leaves far off the model
+   (:data:`DEFECT_Z`: a defect's path shortfall) are left out and the fit repeated. Intervals
+   from the Gauss–Newton observed information ``(JᵀJ)⁻¹``;
 3. the dye lot's ε factor: the fitted amounts over the labelled ones, by generalised least
    squares over the wells with the pipettes' published spread (correlated within a channel),
-   the fit's covariance, and the stock's labelled tolerance (2 %, 1 sd) as the prior on its
-   true concentration.
+   the fit's covariance (the dye wells' path from the fitted offset and scale), and the stock's
+   labelled tolerance (2 %, 1 sd) as the prior on its true concentration; dye wells whose
+   ratio lies :data:`DEFECT_Z` sds off the others are left out (a defect's path).
+
+Defect wells (``reader.absorbance.outlier_*``) are allowed for, not measured: their extra OD
+sits in the well's blank, whose spread is fitted as a two-component normal, and their path
+shortfall is left out as above; one plate's two or so defect wells do not measure their rate.
 
 Not identified by these runs, left out: ``reader.absorbance.zero_offset`` and ``plate_od``
 (they only ever add: the fit reports their sum, ``derived.blank_od``); the k-factor
@@ -39,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
 from labtools.drivers.pylabrobot.plr import cor_96_wellplate_360uL_Fb
 from labtools.errors import NotSupported
@@ -52,7 +62,8 @@ from labtools.simulators.calibration.estimates import (
     profile_ci,
 )
 from labtools.simulators.pipetting import TIP_CLASSES
-from labtools.simulators.plate_reading.layout import PlateLayout, build_layout, meniscus_drop_mm
+from labtools.simulators.plate_reading.layout import PlateLayout, build_layout
+from labtools.simulators.published import published
 from labtools.simulators.world import SpeciesLibrary
 
 __all__ = [
@@ -78,6 +89,10 @@ DYE_REFERENCE_NM = 426.0
 #: replicate pairs used for the noise: a mean this far below the 4.0 OD range leaves no read
 #: of the pair near the range (σ ≈ 0.012 OD at 3.6) [C]
 PAIR_LEVEL_MAX = 3.6
+#: a water well's largest |standardised residual|, or a dye well's ratio's distance from the
+#: others in sds, beyond which it is taken for a defect well and left out: a defect's path
+#: shortfall (0.12 |N(0, 1)|, published profile) is tens of sds at the path check's volumes [A]
+DEFECT_Z = 6.0
 
 ReaderFit = dict[str, Any]
 #: the reader's profile keys no run here reads (fluorescence, luminescence, incubation)
@@ -91,15 +106,25 @@ _UNREAD = (
     "reader.luminescence.dark_rate",
     "reader.incubation.sensor_offset",
 )
+_NOT_MEASURED = {
+    "reader.path.meniscus_contact_angle": "in a cylindrical well the cap lowers the centre by "
+    "a constant, as the offset does: the fit reports the offset, at the profile's flat surface",
+    "reader.path.plate_sd": "one plate's path scale is one draw of it (its prior in this fit)",
+    "reader.absorbance.outlier_fraction": "allowed for (see fit_reader): one plate's two or so "
+    "defect wells do not measure their rate",
+    "reader.absorbance.outlier_od": "allowed for, not measured, as outlier_fraction",
+    "reader.absorbance.outlier_path_loss": "allowed for, not measured, as outlier_fraction",
+}
 
 
-def plate_layout(labware: str) -> PlateLayout:
+def plate_layout(labware: str, path_offset_mm: float = 0.0) -> PlateLayout:
+    """The run's plate, its liquid's centre ``path_offset_mm`` below the height-volume table."""
     if labware != "cor_96_wellplate_360uL_Fb":
         raise NotSupported(
             f"no height-volume table for labware {labware!r}",
             hint="the runs use cor_96_wellplate_360uL_Fb plates (plate_1, plate_2)",
         )
-    return build_layout(cor_96_wellplate_360uL_Fb("calibration"), "plr")
+    return build_layout(cor_96_wellplate_360uL_Fb("calibration"), "plr", None, path_offset_mm)
 
 
 def water_alpha(nm: np.ndarray, celsius: float) -> np.ndarray:
@@ -247,15 +272,22 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
     n_wells, n_dye, n_water = len(names), len(dye_wells), len(water_wells)
     water_set = np.array([float(wells[w]["water_ul"]) for w in water_wells])
     sd_rand = np.sqrt(rand_a2 + rand_c2 * water_set**2)
-    # parameters: g, log10 s, shift, drop, beta[8], delta[8], eps[n_water], u[n_dye], B[n_wells]
-    o_beta, o_delta = 4, 12
-    o_eps = 20
+    profile = published()
+    gain = profile["reader.absorbance.gain_error"]
+    sd_gain = gain.prior.sd if gain.prior is not None else 1e-6  # fixed: no spread
+    sd_scale = max(float(profile["reader.path.plate_sd"].expected), 1e-6)  # 0: no spread
+    # parameters: g, log10 s, shift, drop, ln p, beta[8], delta[8], eps[n_water], u[n_dye],
+    # B[n_wells]
+    o_beta, o_delta = 5, 13
+    o_eps = 21
     o_u = o_eps + n_water
     o_b = o_u + n_dye
     size = o_b + n_wells
 
+    used = np.ones(obs.size, bool)  # rows of wells not taken for defects
+
     def residuals(x: np.ndarray) -> np.ndarray:
-        g, log_s, shift, drop = x[:4]
+        g, log_s, shift, drop, log_p = x[:5]
         s = 10.0**log_s
         beta, delta = x[o_beta:o_delta], x[o_delta:o_eps]
         eps, u, blank = x[o_eps:o_u], x[o_u:o_b], x[o_b:]
@@ -264,20 +296,21 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
         if is_water.any():
             c = channel[is_water]
             volume = set_ul[is_water] * (1 + beta[c]) + delta[c] + eps[water_slot[is_water]]
-            path = np.maximum(layout.height_mm(volume) - drop, 0.0) / 10.0
+            path = np.maximum(layout.height_mm(volume) - drop, 0.0) * math.exp(log_p) / 10.0
             od = alpha[is_water] * path
             bw = b[is_water]
             model[is_water] = bw + (1 + g) * (stray_reading(bw + od, s) - stray_reading(bw, s))
         if is_dye.any():
             band = band_ratio(species, lam_dye, shift)
-            od = (
-                u[dye_slot[is_dye]] * band[lam_slot[is_dye]]
-                + alpha[is_dye] * dye_water_path[is_dye]
-            )
+            od = u[dye_slot[is_dye]] * band[lam_slot[is_dye]] + alpha[is_dye] * (
+                dye_water_path[is_dye] - drop / 10.0
+            ) * math.exp(log_p)
             bd = b[is_dye]
             model[is_dye] = bd + (1 + g) * (stray_reading(bd + od, s) - stray_reading(bd, s))
-        priors = np.concatenate([beta / sd_beta, delta / sd_delta, eps / sd_rand])
-        return np.concatenate([(obs - model) * weight, priors])
+        priors = np.concatenate(
+            [[g / sd_gain, log_p / sd_scale], beta / sd_beta, delta / sd_delta, eps / sd_rand]
+        )
+        return np.concatenate([(obs - model) * weight * used, priors])
 
     x0 = np.zeros(size)
     x0[1] = math.log10(2.2e-5)
@@ -286,7 +319,7 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
         x0[o_b + i] = float(np.mean(empty)) if empty else 0.04
     x0[o_u:o_b] = u_design
     scale = np.ones(size)
-    scale[0], scale[1], scale[2], scale[3] = 0.003, 0.2, 0.5, 0.05
+    scale[:5] = 0.003, 0.2, 0.5, 0.05, min(sd_scale, 0.01)
     scale[o_beta:o_delta], scale[o_delta:o_eps] = sd_beta, sd_delta
     scale[o_eps:o_u], scale[o_u:o_b], scale[o_b:] = sd_rand, 0.01 * u_design, 0.001
     lower = np.full(size, -np.inf)
@@ -295,9 +328,18 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
     solution = optimize.least_squares(
         residuals, x0, x_scale=scale, bounds=(lower, upper), method="trf", xtol=1e-10
     )
+    first = residuals(solution.x)[: obs.size]
+    defect_wells = sorted(
+        {names[at[k]] for k in np.flatnonzero(is_water & (abs(first) > DEFECT_Z))}
+    )
+    if defect_wells:
+        used[np.isin(at, [index[w] for w in defect_wells])] = False
+        solution = optimize.least_squares(
+            residuals, solution.x, x_scale=scale, bounds=(lower, upper), method="trf", xtol=1e-10
+        )
     jac = solution.jac
     cov = np.linalg.pinv(jac.T @ jac)
-    sd = np.sqrt(np.diag(cov))
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))  # 0 for a defect well's own blank
     x = solution.x
     how = "observed information (Gauss-Newton), joint with the nuisance parameters"
     g_lo, g_hi = normal_ci(x[0], sd[0])
@@ -308,13 +350,14 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
     )
     sh_lo, sh_hi = normal_ci(x[2], sd[2])
     parameters[f"species.{species}.lot.shift"] = entry(x[2], "nanometer", sh_lo, sh_hi, how)
-    parameters["reader.path.meniscus_contact_angle"] = _angle(x[3], sd[3], layout.radius_mm)
+    parameters["reader.path.offset"] = entry(x[3], "millimeter", *normal_ci(x[3], sd[3]), how)
     blanks = x[o_b:]
-    blank_sd = sd[o_b:]
-    parameters["reader.absorbance.well_offset_sd"] = _spread(blanks, blank_sd, x[0])
-    parameters[f"species.{species}.lot.epsilon_factor"] = _epsilon_factor(
-        record, x, cov, dye_wells, u_design, o_u, layout
-    )
+    sound = ~np.isin(names, defect_wells)  # a defect water well's blank was not fitted
+    parameters["reader.absorbance.well_offset_sd"] = _spread(blanks[sound], sd[o_b:][sound], x[0])
+    path_design = u_design * (1.0 - x[3] / _dye_heights(record, dye_wells, layout)) * math.exp(x[4])
+    factor, left_out = _epsilon_factor(record, x, cov, dye_wells, path_design, o_u, layout)
+    parameters[f"species.{species}.lot.epsilon_factor"] = factor
+    path_scale, scale_lo, scale_hi = log_ci(x[4], sd[4])
     return {
         "parameters": parameters,
         "derived": {
@@ -324,9 +367,11 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
                 *normal_ci(float(np.mean(blanks)), float(np.std(blanks) / math.sqrt(n_wells))),
                 "(1 + g) plate_od + zero_offset: the mean empty well of this plate",
             ),
-            "meniscus_drop_mm": entry(x[3], "millimeter", *normal_ci(x[3], sd[3]), how),
+            "path_scale": entry(path_scale, "dimensionless", scale_lo, scale_hi, how),
+            "defect_wells": sorted({*defect_wells, *left_out}),
         },
         "not_identified": {
+            **_NOT_MEASURED,
             "reader.absorbance.zero_offset": "adds to every reading as the plate's OD does",
             "reader.absorbance.plate_od": "adds to every reading as the zero offset does",
             "reader.path.k_factor": "fixed at the species library's: it sets the gain's scale",
@@ -337,43 +382,48 @@ def fit_reader(record: Mapping[str, Any]) -> ReaderFit:
     }
 
 
-def _angle(drop: float, sd: float, radius_mm: float) -> Estimate:
-    """The contact angle (degrees) of a fitted meniscus drop: 90° (flat) where the drop is
-    ≤ 0; the drop's interval mapped through the (monotone) geometry."""
-
-    def angle_of(d: float) -> float:
-        if d <= 0.0:
-            return 90.0
-        top = meniscus_drop_mm(radius_mm, 0.0)
-        if d >= top:
-            return 0.0
-        return float(
-            optimize.brentq(lambda a: meniscus_drop_mm(radius_mm, a) - d, 0.0, 90.0, xtol=1e-6)
-        )
-
-    lo, hi = normal_ci(drop, sd)
-    return entry(
-        angle_of(drop),
-        "degree",
-        angle_of(hi),
-        angle_of(lo),
-        "observed information on the meniscus drop (mm), mapped through its geometry; "
-        "90 degrees is a flat surface",
-    )
+def _dye_heights(
+    record: Mapping[str, Any], dye_wells: Sequence[str], layout: PlateLayout
+) -> np.ndarray:
+    """Each dye well's liquid height (mm) by the height-volume table."""
+    wells = record["wells"]
+    totals = [wells[w]["water_ul"] + wells[w]["dye_ul"] for w in dye_wells]
+    return np.asarray(layout.height_mm(np.array(totals, float)))
 
 
 def _spread(blanks: np.ndarray, se: np.ndarray, gain: float) -> Estimate:
     """The SD of the wells' optical offsets: a normal random effect over the wells' fitted
-    blanks (each with its own standard error), by profile likelihood over the mean."""
+    blanks (each with its own standard error), beside a defect component (a fraction of wells
+    with an extra OD of their own spread, both nuisance), by profile likelihood over the rest."""
+
+    def nll_at(tau: float, defect: np.ndarray) -> float:
+        fraction, spread = defect
+        var = (tau * (1 + gain)) ** 2 + se**2
+        wide = var + spread**2
+        mean = float(np.median(blanks))
+        sound = -0.5 * ((blanks - mean) ** 2 / var + np.log(var))
+        flawed = -0.5 * ((blanks - mean) ** 2 / wide + np.log(wide))
+        mixed = special.logsumexp([sound, flawed], b=[[1 - fraction], [fraction]], axis=0)
+        return float(-np.sum(mixed))
 
     def nll(tau: float) -> float:
-        var = (tau * (1 + gain)) ** 2 + se**2
-        mean = float(np.sum(blanks / var) / np.sum(1 / var))
-        return float(0.5 * np.sum((blanks - mean) ** 2 / var + np.log(var)))
+        best = optimize.minimize(
+            lambda d: nll_at(tau, d),
+            np.array([0.02, 0.01]),
+            bounds=[(0.0, 0.5), (0.003, 0.1)],
+            method="L-BFGS-B",
+        )
+        return float(best.fun)
 
     best = optimize.minimize_scalar(nll, bounds=(1e-6, 0.05), method="bounded").x
     lo, hi = profile_ci(nll, float(best), 1e-7, 0.05)
-    return entry(best, "dimensionless", lo, hi, "profile likelihood (normal random effect)")
+    return entry(
+        best,
+        "dimensionless",
+        lo,
+        hi,
+        "profile likelihood (normal random effect beside a defect component, both nuisance)",
+    )
 
 
 def _epsilon_factor(
@@ -384,12 +434,18 @@ def _epsilon_factor(
     u_design: np.ndarray,
     o_u: int,
     layout: PlateLayout,
-) -> Estimate:
-    """The lot's ε over the library's: fitted over designed amounts, by GLS (see module)."""
+) -> tuple[Estimate, list[str]]:
+    """The lot's ε over the library's: fitted over designed amounts, by GLS (see module); and
+    the dye wells left out as defects."""
     n = len(dye_wells)
     u = x[o_u : o_u + n]
     cov_u = cov[o_u : o_u + n, o_u : o_u + n] / np.outer(u, u)
     log_ratio = np.log(u / u_design)
+    # the designed amounts' common path: ln(h - offset) + ln p, from the fit's (offset, ln p)
+    jacobian = np.column_stack(
+        [-1.0 / (_dye_heights(record, dye_wells, layout) - x[3]), np.ones(n)]
+    )
+    path_cov = jacobian @ cov[3:5, 3:5] @ jacobian.T
     volume_cov = np.zeros((n, n))
     wells = record["wells"]
     for i, wi in enumerate(dye_wells):
@@ -413,22 +469,29 @@ def _epsilon_factor(
                 c2 = _UNIFORM_THIRDS_SQ * (ti.nominal.random_ul / ti.nominal_ul) ** 2
                 term += (a2 + c2 * vi**2) / vi**2
             volume_cov[i, j] = si * sj * term
-    total = cov_u + volume_cov
-    inv = np.linalg.pinv(total)
-    ones = np.ones(n)
-    var = 1.0 / float(ones @ inv @ ones)
-    log_fq = var * float(ones @ inv @ log_ratio)
+    total = cov_u + volume_cov + path_cov
+    kept = np.ones(n, bool)
+    while True:
+        inv = np.linalg.pinv(total[np.ix_(kept, kept)])
+        ones = np.ones(int(kept.sum()))
+        var = 1.0 / float(ones @ inv @ ones)
+        log_fq = var * float(ones @ inv @ log_ratio[kept])
+        z = np.where(kept, np.abs(log_ratio - log_fq) / np.sqrt(np.diag(total)), 0.0)
+        if z.max() <= DEFECT_Z or kept.sum() <= 2:
+            break
+        kept[int(np.argmax(z))] = False
     tolerance = float(record["dye"]["tolerance"])
     sd = math.sqrt(var + math.log1p(tolerance) ** 2)
     value, lo, hi = log_ci(log_fq, sd)
-    return entry(
+    estimate = entry(
         value,
         "dimensionless",
         lo,
         hi,
-        "GLS of fitted over labelled amounts (fit covariance, pipettes' published spread), "
-        "with the stock's labelled tolerance",
+        "GLS of fitted over labelled amounts (fit covariance, pipettes' published spread, the "
+        "fitted path), with the stock's labelled tolerance",
     )
+    return estimate, [w for w, k in zip(dye_wells, kept, strict=True) if not k]
 
 
 def _sensitivity(info: Mapping[str, Any], layout: PlateLayout) -> float:

@@ -185,8 +185,9 @@ def delta_alpha() -> float:
 
 def column_of_volume(volume_ul: float) -> float:
     """The twin's liquid column (mm) of ``volume_ul`` in :data:`LABWARE` (the published
-    profile's path model: flat, no offset)."""
-    return float(plate_layout(LABWARE).column_mm(np.array([float(volume_ul)]))[0])
+    profile's path model: flat, its path offset)."""
+    offset = published()["reader.path.offset"].in_unit("millimeter").expected
+    return float(plate_layout(LABWARE, offset).column_mm(np.array([float(volume_ul)]))[0])
 
 
 def volume_of_column(column_mm: float) -> float:

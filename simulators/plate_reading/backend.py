@@ -117,7 +117,8 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
     def truth(self) -> ReaderTruth:
         """This reader's hidden parameters (for trainers and tests; never for agents)."""
         world, profile = self.world, self.world.profile
-        later = f"truth/{self.stream}/reader/stray_light_uv"  # item 8's draws, when drawn
+        # the UV stray light's draw, where a profile draws it, comes from a stream of its own
+        later = f"truth/{self.stream}/reader/stray_light_uv"
         return world.hidden(
             f"{self.stream}/reader",
             lambda rng: draw_reader(rng, profile, lambda: world.stream(later)),
@@ -335,6 +336,13 @@ class PhysicsPlateReaderBackend(PlateReaderBackend):
         column = layout.column_mm(volume)
         spread = self._path_spread(layout.plate)
         return column if spread is None else spread.apply(column, items)
+
+    def path_cm(self, plate: Plate, volume_ul: np.ndarray, wells: list[Well]) -> np.ndarray:
+        """The true path (cm) the liquid in ``wells`` of ``plate`` gives a vertical beam at
+        ``volume_ul``: the height-volume table, the meniscus and path offset, the plate's path
+        spread (hidden truth, for scoring; defect wells' shortfalls left out)."""
+        layout, items = self._resolve(plate, wells)
+        return self._column_mm(layout, items, np.asarray(volume_ul, float)) / 10.0
 
     def _resolve(self, plate: Plate, wells: list[Well]) -> tuple[PlateLayout, np.ndarray]:
         k = self.constants

@@ -52,7 +52,7 @@ CONSTANT_KEYS = {
     "diagonal_crosstalk_ratio": "reader.luminescence.diagonal_ratio",
     "chamber_tau_s": "reader.incubation.chamber_tau",
     "plate_tau_s": "reader.incubation.plate_tau",
-    # the physics the real data asks for (issue 19 item 8); each off in the published profile
+    # the physics real readings ask for: off in published-1, on in published-2 (the default)
     "outlier_fraction": "reader.absorbance.outlier_fraction",
     "outlier_od": "reader.absorbance.outlier_od",
     "outlier_path_loss": "reader.absorbance.outlier_path_loss",

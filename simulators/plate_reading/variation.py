@@ -1,6 +1,6 @@
 """Plate-to-plate and well-to-well variation beyond :class:`~.params.PlateTruth`: each plate's
-path scale and each well's path, and defect wells (issue 19 item 8; every one off in the
-published profile, where none of this is drawn).
+path scale and each well's path, and defect wells (all off in ``published-1``, where none of
+this is drawn; ``published-2``, the default, has defect wells and no path spread).
 
 - **Path spread** (``ReaderConstants.path_plate_sd``, ``path_well_sd_mm``): a plate's liquid
   columns are scaled by one factor ``N(1, plate_sd²)`` (its wells' diameter, a plate lot) and

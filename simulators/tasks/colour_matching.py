@@ -3,8 +3,12 @@
 Hidden truth per seed: a recipe, two or three of the four food-dye stocks (µL of each in a
 200 µL well), and what the stocks really hold. The agent is given the recipe's noise-free,
 water-referenced absorbance at 400–700 nm (10 nm steps) in a 200 µL Corning 96 flat well,
-computed from the stocks' real contents; never the recipe. It mixes in plate wells and submits
-one well.
+computed from the stocks' real contents, as this lab's reader measures it (its photometric
+gain, ±0.6 %: a reference read on the lab's own instrument, as a colour is matched against a
+physical sample); never the recipe. It mixes in plate wells and submits one well. Given the
+true spectrum instead, no measurement could earn the score: the reward's 0.01 OD scale is
+finer than the reader's accuracy, and the expert's score followed the hidden gain (0.81 on a
+reader 0.47 % low against 0.99 at no error, seeds 0-11).
 
 Only measuring earns the score. Inverting the noise-free target is the task's core, so the
 stocks must not be computable: they are food-grade lots dissolved as supplied
@@ -16,9 +20,11 @@ dye content) and the nominal path length, and pipetting once, lands 1–7 % off 
 (0.006–0.07 OD RMSE); the scale below keeps it near 0.15 normalised, while reading the stocks
 and the mix and topping it up lands within 0.008 OD.
 
-Reward from the world's truth, not from readings: the submitted well's real contents give its
-noise-free absorbance at the same wavelengths over its real liquid height; raw =
-exp(−(RMSE / s)²) against the target. Validity: the well holds 150–250 µL.
+Reward from the world's truth, not from readings: the submitted well's real contents give their
+noise-free absorbance at the same wavelengths over the true path they fill in the target's well
+(:data:`TARGET_WELL`: the table, the meniscus, that plate's path scale), so the liquid is judged
+wherever it was mixed; raw = exp(−(RMSE / s)²) against the target. Validity: the well holds
+150–250 µL.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from labtools.errors import UnknownResource, brief
 from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
-from labtools.simulators.plate_reading.layout import PlateLayout, build_layout, layout_of
+from labtools.simulators.plate_reading.layout import PlateLayout, build_layout
+from labtools.simulators.published import published
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import Call, batch, caller, nm, nnls, site_of
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
@@ -87,9 +94,25 @@ OPAQUE_POINTS = 4  # the opaque well's highest readings averaged for the ceiling
 MARGIN = 0.05
 MARGIN_UL = 1.0
 TOP_UPS = 2  # read, top up; read, top up
+#: water's near-infrared band and its baseline (nm): their difference measures a well's path
+#: [V: Molecular Devices PathCheck note]
+WATER_BAND_NM = (977.0, 900.0)
+#: a well whose water band reads this much short of the others' (relative, per the table's
+#: path) has a defect's path (2.4 % of a plate's wells, a mean 9.5 % short: published profile);
+#: the band's read noise is 1-2 % of it [A]
+PATH_SHORTFALL = 0.05
+#: the mix never grows past this (µL): a reading that asks for more is a defect well (a bubble
+#: or a meniscus defect shortens its path: 2.4 % of wells, the published profile) or a mistake,
+#: not a shortfall, and the well must stay valid (150–250 µL)
+MIX_MAX_UL = 220.0
 DILUTION_WELLS = tuple(f"plate_1:A{i + 1}" for i in range(len(DYES)))  # one per dye, in order
 OPAQUE_WELL = "plate_1:A5"
 MIX_WELL = "plate_1:A6"
+#: where the expert mixes: the first of these whose water shows a sound path
+MIX_WELLS = (MIX_WELL, "plate_1:A7", "plate_1:A8")
+#: the well the target spectrum is computed in (its plate's true path: the table, meniscus and
+#: offset, the plate's path scale)
+TARGET_WELL = "plate_1:A1"
 #: peak wavelengths (nm) a chemist looks up for the naive protocol [physics reference §8]
 LITERATURE_PEAK_NM = {
     "tartrazine": 426.0,
@@ -118,18 +141,17 @@ class ColourMatching(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0, expert=0.931, seeds="1000-1049")
+    anchors = Anchors(naive=0.0, expert=0.9872, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["colour_matching"]
 
     def __init__(self) -> None:
         super().__init__()
-        self._layouts: dict[str, PlateLayout] = {}
         self._target: np.ndarray = np.zeros(WAVELENGTHS_NM.size)
 
     def prepare(self, lab: Lab, seed: int) -> None:
         self._target = self._spectrum(
-            lab, _mixture(lab.shared["world"], self.recipe(lab)), "plate_1"
+            lab, _mixture(lab.shared["world"], self.recipe(lab)), TARGET_WELL
         )
 
     def recipe(self, lab: Lab) -> dict[str, float]:
@@ -137,20 +159,23 @@ class ColourMatching(Task):
         the target peaks at no more than :data:`PEAK_MAX_OD`. For trainers and tests only."""
         world: World = lab.shared["world"]
         drawn = world.hidden("task/colour_matching", _draw_recipe)
-        peak = float(self._spectrum(lab, _mixture(world, drawn), "plate_1").max())
+        peak = float(self._spectrum(lab, _mixture(world, drawn), TARGET_WELL).max())
         scale = min(1.0, PEAK_MAX_OD / peak)
         return {dye: volume * scale for dye, volume in drawn.items()}
 
     def statement(self, lab: Lab) -> str:
+        gain = 1.0 + lab.shared["reader_backend"].truth.gain_error  # the reader's scale
         target = {
-            f"{w:g}": round(float(a), 4) for w, a in zip(WAVELENGTHS_NM, self._target, strict=True)
+            f"{w:g}": round(float(a) * gain, 4)
+            for w, a in zip(WAVELENGTHS_NM, self._target, strict=True)
         }
         return (
             "Mix the stock dyes to reproduce a target colour. Stocks in the reservoir (labels "
             "in lh_get_deck): tartrazine (reservoir:A2), sunset yellow FCF (A3), allura red AC "
             "(A4), brilliant blue FCF (A5) and water (A1). The target is a 200 µL mix of some "
-            "of these stocks and water in a Corning 96 flat well; its absorbance (OD of the "
-            "liquid alone, referenced to water, noise-free) at each wavelength in nm is:\n"
+            "of these stocks and water in a well of plate_1 (Corning 96 flat); its absorbance "
+            "as this lab's plate reader measures it (OD of the liquid alone, referenced to "
+            "water, without noise or stray light) at each wavelength in nm is:\n"
             f"{json.dumps(target)}\n"
             "Prepare your mix in a well of plate_1 or plate_2 (keep 150–250 µL in it), check "
             "it with the plate reader as you like, then submit the well with "
@@ -180,7 +205,7 @@ class ColourMatching(Task):
             return {"raw": 0.0}
         well = self.submission["well"]
         contents = lab.shared["world"].peek(well)
-        realised = self._spectrum(lab, contents, well.partition(":")[0])
+        realised = self._spectrum(lab, contents, TARGET_WELL)  # the liquid, in the target's well
         rmse = float(np.sqrt(np.mean((realised - self._target) ** 2)))
         return {
             "raw": math.exp(-((rmse / SCALE_OD) ** 2)),
@@ -194,17 +219,15 @@ class ColourMatching(Task):
         volume = lab.shared["world"].peek(self.submission["well"]).volume_ul
         return 1.0 if VALID_UL[0] <= volume <= VALID_UL[1] else 0.0
 
-    def _spectrum(self, lab: Lab, mix: Mixture, plate: str) -> np.ndarray:
-        """Noise-free absorbance of ``mix`` over its liquid height in a well of ``plate``,
+    def _spectrum(self, lab: Lab, mix: Mixture, well: str) -> np.ndarray:
+        """Noise-free absorbance of ``mix`` over its true path in ``well`` (``plate:well``),
         water's own absorbance taken off (OD at :data:`WAVELENGTHS_NM`)."""
         if mix.volume_ul <= 0.0:
             return np.zeros(WAVELENGTHS_NM.size)
-        layout = layout_of(
-            self._layouts,
-            lab.shared["deck"].deck.get_resource(plate),
-            lab.shared["reader_backend"].path_model,
-        )
-        path = float(layout.path_cm(np.array([mix.volume_ul]))[0])
+        plate, _, name = well.partition(":")
+        resource = lab.shared["deck"].deck.get_resource(plate)
+        backend = lab.shared["reader_backend"]
+        path = float(backend.path_cm(resource, np.array([mix.volume_ul]), [resource[name][0]])[0])
         species = lab.shared["world"].species
         water = Mixture(mix.volume_ul).absorbance(WAVELENGTHS_NM, path, species)
         return mix.absorbance(WAVELENGTHS_NM, path, species) - water
@@ -217,30 +240,35 @@ class ColourMatching(Task):
         light, which every reading is corrected for. Fit the target by non-negative least
         squares; mix a little less of each stock than the fit asks; then, twice, read the mix
         and top it up from the working dilutions by what the reading shows missing
-        (non-negative least squares again). Read the final mix, then submit it."""
+        (non-negative least squares again). Read the final mix, then submit it. The mix well
+        is checked first: its water's near-infrared band against the dilutions'; a well short
+        of path (a defect: no reading there gives the mix's colour to 1 %) is left with its
+        water, and the next well taken."""
         call = caller(session)
         target = target_of(session.observation()["task"])
         home = site_of(call("lh_get_deck"), "plate_1")
-        empty = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL, MIX_WELL])
-        working, stray = _working_dilutions(call, home, empty)
+        empty = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL, *MIX_WELLS])
+        working, stray, per_cm = _working_dilutions(call, home, empty)
         volumes = nnls(working * DILUTION_FACTOR, target)  # µL of each stock
         first = np.maximum(volumes * (1.0 - MARGIN) - MARGIN_UL, 0.0)
         first[first < 1.0] = 0.0  # below the tip's smallest volume: left to the top-ups
         topped = DILUTION_FACTOR * float((volumes - first).sum())  # µL the top-ups should add
-        moves = _mix(first, MIX_WELL, WELL_UL - topped)
+        water = WELL_UL - topped - float(first.sum())
+        well = _sound_well(call, home, water, per_cm)
+        moves = _stocks(first, well)
         _pipette(call, home, moves, tips="new")
-        volume = sum(v for *_, v in moves)
+        volume = water + sum(v for *_, v in moves)
         for _ in range(TOP_UPS):
-            reading = _measure(call, [MIX_WELL])[MIX_WELL]
-            now = _made_up(_liquid(reading, empty[MIX_WELL], stray), volume)
-            moves = _top_up(working, target - now)
+            reading = _measure(call, [well])[well]
+            now = _made_up(_liquid(reading, empty[well], stray), volume)
+            moves = _top_up(working, target - now, MIX_MAX_UL - volume, well)
             if not moves:
                 break
             _pipette(call, home, moves, tips="new")
             volume += sum(v for *_, v in moves)
         else:
-            _measure(call, [MIX_WELL])  # the mix as submitted, checked
-        call("submit_colour_matching", well=MIX_WELL)
+            _measure(call, [well])  # the mix as submitted, checked
+        call("submit_colour_matching", well=well)
 
     def naive(self, session: Session) -> None:
         """Equal parts of the two dyes whose literature peaks lie nearest the target's peak,
@@ -340,9 +368,24 @@ def _mix(volumes: np.ndarray, well: str, total: float) -> list[Move]:
     """Water to ``total`` µL, then ``volumes`` (µL, in :data:`DYES` order) of the stocks."""
     water = total - float(volumes.sum())
     moves = [(WATER, well, water)] if water >= 1.0 else []
-    return moves + [
-        (STOCKS[dye], well, float(v)) for dye, v in zip(DYES, volumes, strict=True) if v > 0
-    ]
+    return moves + _stocks(volumes, well)
+
+
+def _stocks(volumes: np.ndarray, well: str) -> list[Move]:
+    """``volumes`` (µL, in :data:`DYES` order) of the stocks into ``well``."""
+    return [(STOCKS[dye], well, float(v)) for dye, v in zip(DYES, volumes, strict=True) if v > 0]
+
+
+def _sound_well(call: Call, home: str, water_ul: float, per_cm: float) -> str:
+    """The first of :data:`MIX_WELLS` whose path, once it holds ``water_ul`` of water, is no
+    defect's (:func:`_path_factor`); the last one if none is."""
+    for well in MIX_WELLS:
+        _pipette(call, home, [(WATER, well, water_ul)], tips="new")
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        band = _water_band(call, [well])[well]
+        if _path_factor(band / _path_cm(water_ul), per_cm) == 1.0:
+            break
+    return well
 
 
 def _measure(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
@@ -362,41 +405,78 @@ def _measure(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
 
 def _working_dilutions(
     call: Call, home: str, empty: dict[str, np.ndarray]
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, float, float]:
     """Make the working dilutions (:data:`DILUTION_WELLS`, in :data:`DYES` order) and the opaque
-    well, and read them: each dilution's absorbance per µL of it (OD/µL, wavelengths × dyes)
-    and the reader's stray-light fraction."""
+    well, and read them: each dilution's absorbance per µL of it (OD/µL, wavelengths × dyes,
+    over its own path where it is a defect), the reader's stray-light fraction, and the water
+    band per cm of the table's path (the dilutions' median: the plate's sound wells)."""
     water = [(WATER, well, WELL_UL - BASIS_UL) for well in DILUTION_WELLS]
     stocks = [(STOCKS[d], well, BASIS_UL) for d, well in zip(DYES, DILUTION_WELLS, strict=True)]
     opaque = (STOCKS["brilliant_blue"], OPAQUE_WELL, OPAQUE_UL)
     _pipette(call, home, [*water, *stocks, opaque], tips="per_source")
     read = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL])
     stray = _stray_light(read[OPAQUE_WELL])
-    working = [_liquid(read[well], empty[well], stray) / WELL_UL for well in DILUTION_WELLS]
-    return np.column_stack(working), stray
+    band = _water_band(call, list(DILUTION_WELLS))
+    path = _path_cm(WELL_UL)
+    per_cm = float(np.median([band[w] for w in DILUTION_WELLS])) / path
+    working = [
+        _liquid(read[well], empty[well], stray) / WELL_UL / _path_factor(band[well] / path, per_cm)
+        for well in DILUTION_WELLS
+    ]
+    return np.column_stack(working), stray, per_cm
+
+
+def _water_band(call: Call, wells: list[str]) -> dict[str, float]:
+    """Water's band (OD, :data:`WATER_BAND_NM`: the first less the second) in ``wells`` of
+    plate_1, which is in the reader."""
+    names = [w.partition(":")[2] for w in wells]
+    first, second = (
+        call("reader_read_absorbance", plate="plate_1", wavelength=nm(w), wells=names)["values"]
+        for w in WATER_BAND_NM
+    )
+    return {w: float(first[n] - second[n]) for w, n in zip(wells, names, strict=True)}
+
+
+def _path_factor(band_per_cm: float, sound_per_cm: float) -> float:
+    """A well's path over the table's: its water band per cm of the table's path against the
+    sound wells'; 1 unless it falls :data:`PATH_SHORTFALL` short (a defect)."""
+    ratio = band_per_cm / sound_per_cm
+    return ratio if ratio < 1.0 - PATH_SHORTFALL else 1.0
 
 
 def _made_up(od: np.ndarray, volume_ul: float) -> np.ndarray:
     """``od`` of a mix read at ``volume_ul``, as it will read made up to :data:`WELL_UL`: the
     same dye spread into more liquid over a taller column. The wells taper, so the liquid's
     height is not proportional to its volume: it comes from the plate's own height–volume
-    table (PyLabRobot's Corning 96 flat-bottom definition, labware data, not a measurement)."""
-    height = _nominal_layout().path_cm(np.array([volume_ul, WELL_UL]))
-    return od * (volume_ul / WELL_UL) * (height[1] / height[0])
+    table (PyLabRobot's Corning 96 flat-bottom definition, labware data, not a measurement),
+    less the published path offset (the meniscus: 1 % at 140 µL, the volume of a first mix)."""
+    return od * (volume_ul / WELL_UL) * (_path_cm(WELL_UL) / _path_cm(volume_ul))
+
+
+def _path_cm(volume_ul: float) -> float:
+    """The path (cm) of ``volume_ul`` in a Corning 96 flat well, :func:`_published_layout`."""
+    return float(_published_layout().path_cm(np.array([volume_ul]))[0])
 
 
 @cache
-def _nominal_layout() -> PlateLayout:
-    return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr")
+def _published_layout() -> PlateLayout:
+    """The Corning 96 flat well's path as the published profile gives it (what a scientist
+    knows of the meniscus from the literature, not this lab's)."""
+    offset = published()["reader.path.offset"].in_unit("millimeter").expected
+    return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr", None, offset)
 
 
-def _top_up(working: np.ndarray, missing: np.ndarray) -> list[Move]:
-    """Transfers of the working dilutions into the mix that best make up ``missing`` (OD at
-    :data:`WAVELENGTHS_NM`), none in excess; volumes below the tip's 1 µL left out."""
+def _top_up(working: np.ndarray, missing: np.ndarray, room_ul: float, well: str) -> list[Move]:
+    """Transfers of the working dilutions into ``well`` that best make up ``missing`` (OD at
+    :data:`WAVELENGTHS_NM`), none in excess, scaled down to fit ``room_ul`` µL; volumes below
+    the tip's 1 µL left out."""
     volumes = nnls(working, missing)  # µL of each working dilution
+    total = float(volumes.sum())
+    if total > room_ul:
+        volumes = volumes * max(room_ul, 0.0) / total
     return [
-        (well, MIX_WELL, float(v))
-        for well, v in zip(DILUTION_WELLS, volumes, strict=True)
+        (dilution, well, float(v))
+        for dilution, v in zip(DILUTION_WELLS, volumes, strict=True)
         if v >= 1.0
     ]
 

@@ -125,7 +125,7 @@ class EnzymeKinetics(Task):
     budget = Budget(calls=400, tips=80, reagent_ul=12_000, wells=96, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0325, expert=0.8655, seeds="1000-1049")
+    anchors = Anchors(naive=0.0296, expert=0.8568, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["enzyme_kinetics"]
     limits = KineticsLimits()
@@ -205,7 +205,7 @@ class EnzymeInhibition(Task):
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0087, expert=0.8215, seeds="1000-1049")
+    anchors = Anchors(naive=0.0078, expert=0.8227, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["enzyme_inhibition"]
     limits = KineticsLimits()

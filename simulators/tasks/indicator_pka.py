@@ -66,7 +66,7 @@ class IndicatorPka(Task):
     budget = Budget(calls=150, tips=40, reagent_ul=8000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.194, expert=0.9398, seeds="1000-1049")
+    anchors = Anchors(naive=0.1936, expert=0.938, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["indicator_pka"]
     config = "labtools.simulators:indicator_pka.toml"

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from labtools.simulators.tasks.kinetics_fit import (
-    MECHANISMS,
     Rate,
-    fit_inhibition,
+    fit_inhibition_robust,
     fit_michaelis_menten,
     mechanism_probabilities,
     rate_from_progress,
@@ -378,8 +377,8 @@ def inhibition_expert(assay: Assay) -> tuple[Estimate, dict[str, float]]:
     s, v, se = _arrays(rates)
     e = np.array([w.e for w in used])
     i = np.array([w.i for w in used])
-    fits = [fit_inhibition(s, i, v / e, se / e, m) for m in MECHANISMS]
-    probabilities = mechanism_probabilities(fits, len(rates))
+    fits, kept = fit_inhibition_robust(s, i, v / e, se / e)
+    probabilities = mechanism_probabilities(fits, int(kept.sum()))
     best = min(fits, key=lambda f: f.rss)
     return Estimate(km=best.km, kcat=best.vmax, ki=best.ki), probabilities
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labtools.demo.analysis import OUTLIER_Z
 from labtools.simulators.world.kinetics import MECHANISMS
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "InhibitionFit",
     "Rate",
     "fit_inhibition",
+    "fit_inhibition_robust",
     "fit_michaelis_menten",
     "mechanism_probabilities",
     "rate_from_progress",
@@ -149,6 +151,37 @@ def fit_inhibition(
         k_grid = np.linspace(k_grid[a] - dk, k_grid[a] + dk, 41)
         ki_grid = np.linspace(ki_grid[b] - dki, ki_grid[b] + dki, 41)
     return InhibitionFit(mechanism, best[0], best[2], best[1], best_rss)
+
+
+def fit_inhibition_robust(
+    s: np.ndarray, i: np.ndarray, v: np.ndarray, se: np.ndarray
+) -> tuple[list[InhibitionFit], np.ndarray]:
+    """Every mechanism's :func:`fit_inhibition`, after leaving out, one at a time, the well
+    whose deletion lowers the best fit's weighted RSS by more than
+    :data:`~labtools.demo.analysis.OUTLIER_Z`² residual variances (at least 1: the weights hold
+    each rate's error): a defect well's short path lowers its rate, and a least-squares fit
+    bends towards it, so its own residual does not show it. The fits, and the wells kept."""
+    s, i, v, se = (np.asarray(x, dtype=float) for x in (s, i, v, se))
+    kept = np.ones(v.size, bool)
+
+    def fits_of(mask: np.ndarray) -> list[InhibitionFit]:
+        return [fit_inhibition(s[mask], i[mask], v[mask], se[mask], m) for m in MECHANISMS]
+
+    while True:
+        fits = fits_of(kept)
+        if kept.sum() <= 7:
+            return fits, kept
+        rss = min(f.rss for f in fits)
+        without = {}
+        for j in np.flatnonzero(kept):
+            mask = kept.copy()
+            mask[j] = False
+            without[int(j)] = min(f.rss for f in fits_of(mask))
+        worst = min(without, key=without.__getitem__)
+        variance = max(without[worst] / (kept.sum() - 4), 1.0)
+        if rss - without[worst] <= OUTLIER_Z**2 * variance:
+            return fits, kept
+        kept[worst] = False
 
 
 def mechanism_probabilities(fits: list[InhibitionFit], points: int) -> dict[str, float]:

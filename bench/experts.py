@@ -25,10 +25,10 @@ from bench.timing import few
 from labtools.progress import ProgressCallback
 from labtools.result import ToolResult
 from labtools.session import Session
-from labtools.session.evaluate import EVALUATION_SECRET, run_episode
+from labtools.session.evaluate import DEV_SECRET, run_episode
 from labtools.session.registry import task_ids
 
-SEEDS = range(50)  # evaluation seeds, under the evaluation secret
+SEEDS = range(50)  # evaluation seeds, under the public dev secret
 MAX_CALLS = 25
 MIN_NORMALISED = 0.9
 
@@ -61,7 +61,7 @@ def _compact(value: Any) -> int:
 
 def cost(task: str, seeds: range) -> Cost:
     """The expert's mean cost per episode over ``seeds``."""
-    session = Session(task, secret=EVALUATION_SECRET)
+    session = Session(task, secret=DEV_SECRET)
     exchanged = [0]
     acall = session.acall_tool
 

@@ -45,7 +45,6 @@ IMPORTS = ROOT / "drivers" / "pylabrobot" / "plr.py"
 DIRECT_IMPORTS_PENDING = {
     "simulators/liquid_handling.py",
     "simulators/plate_reading/layout.py",
-    "simulators/tasks/colour_matching.py",
 }
 UPGRADE = "see docs/pylabrobot-upgrade.md"
 

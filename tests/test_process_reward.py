@@ -264,7 +264,9 @@ def test_every_task_has_a_rubric_whose_weights_add_up_to_one() -> None:
     for rubric in declared.values():
         assert rubric is not None
         assert math.isclose(sum(c.weight for c in rubric.components), 1.0)
-        assert 0.0 < rubric.weight <= 0.25 and rubric.note
+        # 0.2, or up to 0.7 where a task's experiment without controls needs it to score at
+        # most half (tests/test_shortcuts.py)
+        assert 0.0 < rubric.weight <= 0.7 and rubric.note
         assert len({c.name for c in rubric.components}) == len(rubric.components)
 
 

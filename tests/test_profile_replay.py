@@ -93,10 +93,16 @@ def test_expert_episodes_replay_bit_for_bit(task: str) -> None:
     # every reading is compared exactly; the reward to 1e-12, since sum() of floats rounds
     # differently from Python 3.12 on (compensated summation) than where it was recorded
     reward, recorded = session.score().as_dict(), end["reward"]
-    # the normalised score and the total use the task's anchors, re-measured on published-2
+    # the normalised score and the total use the task's anchors, re-measured on published-2;
+    # the raw score its rubric's weight, raised since for some tasks: the outcome and every
+    # process component are compared, and the raw score as the rubric combines them now
     for moved in ("normalized", "total"):
         reward.pop(moved), recorded.pop(moved)
-    assert reward.pop("components") == pytest.approx(recorded.pop("components"), rel=1e-12)
+    components = recorded.pop("components")
+    assert reward.pop("components") == pytest.approx(components, rel=1e-12)
+    rubric = session.task.rubric
+    assert rubric is not None
+    recorded["raw"] = rubric.combine(components["outcome"], components["process"])
     assert reward == pytest.approx(recorded, rel=1e-12, abs=1e-15)
 
 
@@ -131,9 +137,13 @@ def test_a_seeds_drawn_instruments_read_what_that_seed_reads(tmp_path: Path) -> 
     legacy = published(RECORDED_ON)
     path.write_text(drawn_profile(3, base=legacy).to_toml(base=legacy), "utf-8")
     profile = load_profile(path)
+    # a channel's four values per tip type, the film, the reader's truth, the detector's three,
+    # and each food dye's lot (epsilon factor and shift): the ten dyes the library lots
+    dyes = sum(1 for key in profile if key.startswith("species.") and key.endswith(".lot.shift"))
+    assert dyes == 10
     assert (
         sum(p.fixed and bool(p.fitted_from) for p in profile.values())
-        == 8 * 4 * 4 + 1 + len(TRUTH_KEYS) + 3 + 8
+        == 8 * 4 * 4 + 1 + len(TRUTH_KEYS) + 3 + 2 * dyes
     )
     assert _lab_differences(events, Lab.virtual(3, profile=path)) == []
 

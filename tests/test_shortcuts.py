@@ -1,8 +1,11 @@
-"""Measurement is necessary: answers computed without a reading score near 0 on every task.
+"""Measurement is necessary: answers computed without a reading score near 0 on every task,
+and an experiment without its controls at most half.
 
 ``prior`` submits the centre of the prior from the statement and labels; ``inversion`` computes
-the answer from the package's data (species library, labels, nominal instrument values). Both
-run through ``session.call_tool`` only, under the evaluation secret, as ``labtools eval`` does.
+the answer from the package's data (species library, labels, nominal instrument values);
+``no_controls`` reads the unknown once and converts it with that data (no standard, blank or
+replicate). All run through ``session.call_tool`` only, under the public dev secret, as
+``labtools eval`` does.
 """
 
 from __future__ import annotations
@@ -13,18 +16,22 @@ import sys
 
 import pytest
 
-from labtools.session.evaluate import EVALUATION_SECRET, evaluate, implements
+from labtools.session.evaluate import DEV_SECRET, evaluate, implements
 from labtools.session.registry import task_ids
 from labtools.session.session import Session
 
 SEEDS = range(10)
 SHORTCUT_AT_MOST = 0.2
+NO_CONTROLS_AT_MOST = 0.5
 EXPERT_AT_LEAST = 0.9
+#: the tasks whose unknown one reading and the package's data can convert, each with the
+#: experiment without controls as a shortcut
+UNCALIBRATED = ("dye_quantification", "dye_stability", "standard_curve")
 
 
 @pytest.fixture(scope="module", params=task_ids())
 def session(request: pytest.FixtureRequest):
-    with Session(request.param, secret=EVALUATION_SECRET) as session:
+    with Session(request.param, secret=DEV_SECRET) as session:
         yield session
 
 
@@ -36,6 +43,17 @@ def test_a_shortcut_scores_at_most_0_2(session: Session, shortcut: str) -> None:
         )
     report = evaluate(session.task.id, shortcut, SEEDS, session=session)
     assert report.mean_normalized <= SHORTCUT_AT_MOST, report
+
+
+def test_the_experiment_without_controls_scores_at_most_0_5(session: Session) -> None:
+    """Measured on seeds 0-9: 0.42-0.45 on seeds 0-19 (0.68-0.81 before the rubrics' weights
+    rose from 0.2)."""
+    if session.task.id not in UNCALIBRATED:
+        assert not implements(session.task, "no_controls"), "add it to UNCALIBRATED"
+        return
+    report = evaluate(session.task.id, "no_controls", SEEDS, session=session)
+    assert report.mean_normalized <= NO_CONTROLS_AT_MOST, report
+    assert report.mean_normalized > 0.2, report  # it measured: it earns more than a shortcut
 
 
 def test_the_expert_scores_at_least_0_9(session: Session) -> None:
@@ -70,12 +88,22 @@ def test_eval_cli_without_an_agent_tabulates_every_agent() -> None:
         "random",
         "prior",
         "inversion",
+        "no_controls",
     ]
+    assert "not implemented by the task" in lines[-1]
     as_json = subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=300)
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
     assert report["task"] == task and report["seeds"] == 3 and report["k"] == 3
-    assert list(report["agents"]) == ["expert", "naive", "random", "prior", "inversion"]
+    assert list(report["agents"]) == [
+        "expert",
+        "naive",
+        "random",
+        "prior",
+        "inversion",
+        "no_controls",
+    ]
+    assert report["agents"]["no_controls"] is None
     assert report["agents"]["expert"]["mean_normalized"] >= EXPERT_AT_LEAST
     assert report["agents"]["inversion"]["mean_normalized"] <= SHORTCUT_AT_MOST
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from labtools.session import Session
-from labtools.session.evaluate import EVALUATION_SECRET, evaluate
+from labtools.session.evaluate import DEV_SECRET, evaluate
 from labtools.simulators.tasks.dye_stability import LABEL_UM, THRESHOLD
 
 TASK = "dye_stability"
@@ -24,7 +24,7 @@ def _degraded(session: Session) -> bool:
 
 @pytest.fixture(scope="module")
 def session():
-    with Session(TASK, secret=EVALUATION_SECRET) as s:
+    with Session(TASK, secret=DEV_SECRET) as s:
         yield s
 
 

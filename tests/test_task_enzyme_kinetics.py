@@ -12,7 +12,7 @@ import pytest
 from leaks import assert_not_revealed, hidden_numbers, seen_by_agent
 
 from labtools.session import Session
-from labtools.session.evaluate import EVALUATION_SECRET, evaluate
+from labtools.session.evaluate import DEV_SECRET, evaluate
 from labtools.simulators.tasks.enzyme_kinetics import TAU, log_term
 from labtools.simulators.tasks.kinetics_expert import prepare, serial_dilution
 from labtools.simulators.tasks.kinetics_protocol import Assay
@@ -341,6 +341,6 @@ def test_the_wells_constants_differ_from_the_truth_by_the_cited_spread(task) -> 
 def test_shortcuts_without_a_measurement_score_near_zero(task, agent) -> None:
     """The centre of the prior from the labels, and the package's own values: ≤ 0.2
     normalised on the evaluation seeds 0–19, with at most two calls and no success."""
-    report = evaluate(task, agent, range(20), secret=EVALUATION_SECRET)
+    report = evaluate(task, agent, range(20), secret=DEV_SECRET)
     assert report.mean_normalized <= 0.2, report
     assert report.pass_k == 0.0 and report.mean_cost["calls"] <= 2, report

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from labtools.session.splits import SPLITS, TEST_SECRET_ENV
+
     evaluate = sub.add_parser("eval", help="run a scripted agent on a task over many seeds")
     evaluate.add_argument(
         "--task", action="append", help="task id (repeatable; default: every task)"
@@ -21,20 +23,46 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--agent",
         default=None,
-        choices=("expert", "naive", "random", "prior", "inversion"),
-        help="one scripted agent (default: a table of expert, naive, random, prior and "
-        "inversion per task)",
+        choices=("expert", "naive", "random", "prior", "inversion", "no_controls"),
+        help="one scripted agent (default: a table of expert, naive, random, prior, "
+        "inversion and no_controls per task)",
     )
     evaluate.add_argument(
         "--secret",
         default=None,
-        help="the secret the truth is drawn with (default: labtools' evaluation secret)",
+        help="the secret the truth is drawn with (default: labtools' public dev secret)",
     )
     evaluate.add_argument("--seeds", type=int, default=50, help="seeds 0…N-1 (default 50)")
     evaluate.add_argument("--first-seed", type=int, default=0)
     evaluate.add_argument("--k", type=int, default=3, help="k of pass^k (default 3)")
     evaluate.add_argument("--json", action="store_true", help="one JSON object per task")
-    evaluate.add_argument("--list", action="store_true", help="list the tasks and exit")
+    evaluate.add_argument(
+        "--list", action="store_true", help="list the tasks and the families, and exit"
+    )
+    evaluate.add_argument(
+        "--family",
+        action="append",
+        help="a task family (repeatable): evaluate it level by level over its instances",
+    )
+    evaluate.add_argument(
+        "--level", action="append", type=int, help="a family's level, 1-5 (repeatable)"
+    )
+    evaluate.add_argument(
+        "--split",
+        choices=SPLITS,
+        default=None,
+        help="the family instances and secret: train (a fresh secret), validation (the public "
+        "dev secret, the default), test-id and test-ood (the evaluator's secret: "
+        f"--secret-file or ${TEST_SECRET_ENV})",
+    )
+    evaluate.add_argument(
+        "--secret-file", default=None, metavar="FILE", help="a test split's secret, in a file"
+    )
+    evaluate.add_argument(
+        "--save-anchors",
+        action="store_true",
+        help="with --calibrate --family: write the levels' anchors into the package's table",
+    )
     evaluate.add_argument(
         "--calibrate",
         action="store_true",
@@ -79,13 +107,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from labtools.session.evaluate import CALIBRATION_SECRET, EVALUATION_SECRET, TABLE_AGENTS
-    from labtools.session.registry import task_class, task_ids
+    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET, TABLE_AGENTS
+    from labtools.session.registry import task_ids
 
     if args.list:
-        for task_id in task_ids():
-            print(f"{task_id:<22} {task_class(task_id).title}")
+        _list()
         return 0
+    if args.family or args.split or args.level:
+        return _eval_families(args)
     tasks = args.task or task_ids()
     unknown = [t for t in tasks if ":" not in t and t not in task_ids()]  # or module:Class
     if unknown:
@@ -102,7 +131,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         agents = TABLE_AGENTS if args.agent is None else (args.agent,)
-        secret = args.secret if args.secret is not None else EVALUATION_SECRET
+        secret = args.secret if args.secret is not None else DEV_SECRET
     from labtools.session.pool import BackendUnavailable, EpisodePool
 
     options = {"address": args.ray_address} if args.backend == "ray" else {}
@@ -134,6 +163,107 @@ def _eval(args: argparse.Namespace) -> int:
             f"and {len(seeds)} ran (--k {len(seeds)} or less reports it)",
             file=sys.stderr,
         )
+    return 0
+
+
+def _list() -> None:
+    """The tasks, then the families with their instance counts and the splits'."""
+    from labtools.session.registry import family_ids, load_family, task_class, task_ids
+
+    for task_id in task_ids():
+        print(f"{task_id:<22} {task_class(task_id).title}")
+    total = 0
+    for family_id in family_ids():
+        family = load_family(family_id)
+        structures = family.structures()
+        held = sum(family.held_out(s) for s in structures)
+        count = family.count()
+        total += count
+        print(
+            f"{family_id + '/…':<22} {family.title}: {count} instances ({len(family.levels)} "
+            f"levels × {len(structures)} structures; {held} structures held out for test-ood)"
+        )
+    print(
+        f"{len(task_ids())} tasks, {len(family_ids())} families of {total} instances "
+        "(<family>/<level>/<structure>)"
+    )
+
+
+def _eval_families(args: argparse.Namespace) -> int:
+    """Families level by level: one table (or JSON object) per level; with ``--calibrate``
+    each level's anchors on the training split's structures."""
+    from labtools.session import Anchors
+    from labtools.session.evaluate import CALIBRATION_SECRET, TABLE_AGENTS
+    from labtools.session.family import LEVELS
+    from labtools.session.pool import BackendUnavailable, EpisodePool
+    from labtools.session.registry import UnknownTask, family_ids, load_family
+    from labtools.session.splits import MissingSecret, split_instances, split_secret
+
+    families = args.family or family_ids()
+    try:
+        loaded = [load_family(f) for f in families]
+    except UnknownTask as exc:
+        print(f"labtools eval: {exc}", file=sys.stderr)
+        return 2
+    split = "train" if args.calibrate else args.split or "validation"
+    try:
+        secret = (
+            CALIBRATION_SECRET
+            if args.calibrate
+            else args.secret or split_secret(split, secret_file=args.secret_file)
+        )
+    except (MissingSecret, OSError) as exc:
+        print(f"labtools eval: {exc}", file=sys.stderr)
+        return 2
+    seeds = (
+        range(1000, 1050)
+        if args.calibrate
+        else range(args.first_seed, args.first_seed + args.seeds)
+    )
+    agents = (
+        ("naive", "expert")
+        if args.calibrate
+        else (TABLE_AGENTS if args.agent is None else (args.agent,))
+    )
+    try:
+        pool = EpisodePool(args.backend, args.workers)
+    except BackendUnavailable as exc:
+        print(f"labtools eval: {exc}", file=sys.stderr)
+        return 2
+    with pool:
+        for family in loaded:
+            instances = split_instances(family, split)
+            measured = {}
+            for level in args.level or family.levels:
+                if level not in LEVELS or level not in family.levels:
+                    print(f"labtools eval: {family.id} has no level {level}", file=sys.stderr)
+                    return 2
+                mine = [str(i) for i in instances if i.level == level]
+                label = f"{family.id}/{level}"
+                evaluation = pool.evaluate_level(
+                    mine, agents, seeds, args.k, label=label, secret=secret
+                )
+                if args.calibrate:
+                    raw = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
+                    print(
+                        json.dumps(
+                            {"family": family.id, "level": level, "seeds": "1000-1049", **raw}
+                        )
+                    )
+                    measured[level] = raw
+                elif args.agent is None:
+                    _table(label, evaluation.reports, seeds, args.k, args.json)
+                else:
+                    _one_agent(label, args.agent, evaluation.reports, args.json)
+                sys.stdout.flush()
+            if args.calibrate and args.save_anchors:
+                where = family.record_anchors(
+                    {
+                        level: Anchors(raw["naive"], raw["expert"], seeds="1000-1049")
+                        for level, raw in measured.items()
+                    }
+                )
+                print(f"anchors of {family.id} written to {where}", file=sys.stderr)
     return 0
 
 
@@ -175,14 +305,11 @@ def _one_agent(task: str, agent: str, reports: dict[str, EvalReport | None], as_
         return
     cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
     print(
-        f"{report.task:<22} {report.agent:<7} seeds {report.seeds:<4} "
+        f"{report.task:<22} {report.agent:<11} seeds {report.seeds:<4} "
         f"mean reward {report.mean_reward:.3f} (normalised "
         f"{report.mean_normalized:.3f})  pass^{report.k} {_pass_k(report)}  "
         f"mean raw {report.mean_raw:.3f}  cost: {cost}"
     )
-
-
-_WIDTHS = (10, 7, 7, 6, 6)
 
 
 def _table(
@@ -204,14 +331,14 @@ def _table(
         return
     print(f"{task_id}: seeds {seeds.start}-{seeds.stop - 1}")
     print(
-        f"  {'agent':<10} {'normalised':>10} {f'pass^{k}':>7} {'reward':>7} {'raw':>6} {'calls':>6}"
+        f"  {'agent':<11} {'normalised':>10} {f'pass^{k}':>7} {'reward':>7} {'raw':>6} {'calls':>6}"
     )
     for name, r in reports.items():
         if r is None:
-            print(f"  {name:<10} {'not implemented by the task':>40}")
+            print(f"  {name:<11} {'not implemented by the task':>40}")
             continue
         print(
-            f"  {name:<10} {r.mean_normalized:>10.3f} {_pass_k(r, 7)} {r.mean_reward:>7.3f} "
+            f"  {name:<11} {r.mean_normalized:>10.3f} {_pass_k(r, 7)} {r.mean_reward:>7.3f} "
             f"{r.mean_raw:>6.3f} {r.mean_cost.get('calls', 0.0):>6.1f}"
         )
 

@@ -1,5 +1,6 @@
-"""Scripted agents for evaluation: the task's expert and naive protocols, its two shortcuts
-(``prior``, ``inversion``: answers without measuring), and a random agent."""
+"""Scripted agents for evaluation: the task's expert and naive protocols, its shortcuts
+(``prior``, ``inversion``: answers without measuring; ``no_controls``: one uncalibrated
+reading), and a random agent."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from labtools.session.session import Session
 
-__all__ = ["AGENTS", "random_agent"]
+__all__ = ["AGENTS", "SHORTCUTS", "random_agent"]
 
 Agent = Callable[[Session, int], None]
 
@@ -68,4 +69,7 @@ AGENTS: dict[str, Agent] = {
     "random": random_agent,
     "prior": lambda session, seed: session.task.prior(session),
     "inversion": lambda session, seed: session.task.inversion(session),
+    "no_controls": lambda session, seed: session.task.no_controls(session),
 }
+#: the agents a task defines only if it can (:func:`labtools.session.evaluate.implements`)
+SHORTCUTS = ("prior", "inversion", "no_controls")

@@ -9,14 +9,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from labtools.errors import ToolError
-from labtools.session.agents import AGENTS
+from labtools.session.agents import AGENTS, SHORTCUTS
 from labtools.session.reward import Reward, pass_hat_k
 from labtools.session.session import Session
 from labtools.session.task import Task
 
 __all__ = [
     "CALIBRATION_SECRET",
-    "EVALUATION_SECRET",
+    "DEV_SECRET",
     "TABLE_AGENTS",
     "EvalReport",
     "calibrate",
@@ -29,11 +29,14 @@ __all__ = [
 ]
 
 #: the secrets scripted agents are scored under, so that anchors and ``labtools eval`` are
-#: reproducible (an agent being trained never sees either, nor the seed)
+#: reproducible: :data:`CALIBRATION_SECRET` for the anchors, :data:`DEV_SECRET` for the public
+#: ``validation`` split and every figure the docs quote (its value predates its name, so that
+#: they stay reproducible). Both are public: anyone can study their worlds, so neither supports
+#: a held-out claim; the test splits' secret is the evaluator's (:mod:`labtools.session.splits`)
 CALIBRATION_SECRET = "labtools calibration"
-EVALUATION_SECRET = "labtools evaluation"
+DEV_SECRET = "labtools evaluation"
 #: the agents ``labtools eval`` tabulates per task when no agent is named
-TABLE_AGENTS = ("expert", "naive", "random", "prior", "inversion")
+TABLE_AGENTS = ("expert", "naive", "random", "prior", "inversion", "no_controls")
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def evaluate(
     k: int = 3,
     session: Session | None = None,
     *,
-    secret: str = EVALUATION_SECRET,
+    secret: str = DEV_SECRET,
 ) -> EvalReport:
     """Run ``agent`` (one of :data:`AGENTS`) on ``task`` once per seed, the truth drawn with
     ``secret`` (unless a ``session`` is given)."""
@@ -111,10 +114,11 @@ def summarize(
 
 def implements(task: Task, agent: str) -> bool:
     """Whether ``task`` can run ``agent``: every task has the expert, naive and random
-    agents; the shortcuts (``prior``, ``inversion``) only where its class defines them."""
+    agents; the shortcuts (:data:`~labtools.session.agents.SHORTCUTS`) only where its class
+    defines them."""
     if agent not in AGENTS:
         raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
-    if agent in ("prior", "inversion"):
+    if agent in SHORTCUTS:
         return getattr(type(task), agent) is not getattr(Task, agent)
     return True
 
@@ -125,7 +129,7 @@ def evaluate_agents(
     agents: Iterable[str] = TABLE_AGENTS,
     k: int = 3,
     *,
-    secret: str = EVALUATION_SECRET,
+    secret: str = DEV_SECRET,
 ) -> dict[str, EvalReport | None]:
     """:func:`evaluate` of each of ``agents`` on ``task`` over the same seeds, on one session;
     ``None`` for an agent the task does not implement (:func:`implements`)."""

@@ -22,7 +22,7 @@ from gymnasium.error import ResetNeeded
 
 from labtools.errors import InvalidArguments
 from labtools.result import ToolResult
-from labtools.session.session import Session
+from labtools.session.session import Session, fresh_seed
 
 __all__ = ["LabEnv", "vector_env"]
 
@@ -50,7 +50,7 @@ class LabEnv(gymnasium.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        episode_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+        episode_seed = seed if seed is not None else fresh_seed(self.np_random)
         task = (options or {}).get("task")
         observation = self.session.reset(episode_seed, task=task)
         observation["tools"] = self.session.tools("json-schema")

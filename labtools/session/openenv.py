@@ -21,7 +21,7 @@ from pydantic import Field
 
 from labtools.errors import MissingExtra, install_hint
 from labtools.result import ToolResult
-from labtools.session.session import Secret, Session
+from labtools.session.session import Secret, Session, fresh_seed
 
 OPENENV_INSTALL_HINT = install_hint("openenv")
 
@@ -127,9 +127,9 @@ class LabEnvironment(Environment):
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> LabResetObservation:
-        """Start an episode on ``seed`` (``None``: a random one); ``task=`` switches task.
+        """Start an episode on ``seed`` (``None``: a fresh 64-bit one); ``task=`` switches task.
         ``episode_id`` names it in observations and state (default: the session's)."""
-        seed = seed if seed is not None else secrets.randbelow(2**31)
+        seed = seed if seed is not None else fresh_seed()
         observation = self.session.reset(seed, task=kwargs.get("task"))
         self._episode_id = episode_id or self.session.episode_id
         return LabResetObservation(

@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from labtools.errors import MissingExtra, install_hint
 from labtools.session.agents import AGENTS
 from labtools.session.evaluate import (
-    EVALUATION_SECRET,
+    DEV_SECRET,
     TABLE_AGENTS,
     EvalReport,
     implements,
@@ -81,7 +81,7 @@ class Episode:
     task: str
     agent: str
     seed: int
-    secret: str = EVALUATION_SECRET
+    secret: str = DEV_SECRET
 
 
 @dataclass(frozen=True)
@@ -321,7 +321,7 @@ def episodes(
     task: str,
     agents: Iterable[str],
     seeds: Iterable[int],
-    secret: str = EVALUATION_SECRET,
+    secret: str = DEV_SECRET,
 ) -> list[Episode]:
     """Every agent on every seed, agent by agent (the order :func:`reports` summarises)."""
     seeds = list(seeds)
@@ -382,7 +382,7 @@ class EpisodePool:
         seeds: Iterable[int] = range(50),
         k: int = 3,
         *,
-        secret: str = EVALUATION_SECRET,
+        secret: str = DEV_SECRET,
         trajectories: bool = False,
     ) -> Iterator[TaskEvaluation]:
         """:func:`~labtools.session.evaluate.evaluate_agents` of every task, all episodes
@@ -406,6 +406,54 @@ class EpisodePool:
                 results=done,
             )
 
+    def evaluate_level(
+        self,
+        instances: Sequence[str],
+        agents: Iterable[str] = TABLE_AGENTS,
+        seeds: Iterable[int] = range(50),
+        k: int = 3,
+        *,
+        label: str,
+        secret: str = DEV_SECRET,
+        trajectories: bool = False,
+    ) -> TaskEvaluation:
+        """A family level's reports per agent under ``label``: seed ``s`` plays
+        ``instances[s % len(instances)]``, so the level's structures share its seeds. Episodes
+        run instance by instance (a worker keeps its session), the reports are the seeds'."""
+        if not instances:
+            raise ValueError(f"{label}: no instances to evaluate")
+        seeds, agents = list(seeds), list(agents)
+        probe = load_task(instances[0])
+        mine = [a for a in agents if implements(probe, a)]
+        work = sorted(
+            (
+                Episode(instances[seed % len(instances)], agent, seed, secret)
+                for agent in mine
+                for seed in seeds
+            ),
+            key=lambda e: (e.task, e.agent, e.seed),
+        )
+        done = self.run(work, trajectories=trajectories)
+        by_agent: dict[str, list[EpisodeResult]] = {}
+        for result in done:
+            by_agent.setdefault(result.episode.agent, []).append(result)
+        return TaskEvaluation(
+            task=label,
+            reports={
+                a: summarize(
+                    label,
+                    a,
+                    [r.reward for r in by_agent[a]],
+                    [r.usage for r in by_agent[a]],
+                    k,
+                )
+                if a in mine
+                else None
+                for a in agents
+            },
+            results=done,
+        )
+
     def evaluate(
         self,
         task: str,
@@ -413,7 +461,7 @@ class EpisodePool:
         seeds: Iterable[int] = range(50),
         k: int = 3,
         *,
-        secret: str = EVALUATION_SECRET,
+        secret: str = DEV_SECRET,
     ) -> dict[str, EvalReport | None]:
         """One task's reports per agent, equal to
         :func:`~labtools.session.evaluate.evaluate_agents` with the same arguments."""

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from labtools.errors import NotSupported, PreconditionFailed
 from labtools.journal import Journal
 from labtools.progress import ProgressCallback
@@ -18,9 +20,20 @@ from labtools.session.registry import load_task
 from labtools.session.reward import Reward
 from labtools.session.task import Task
 
-__all__ = ["Session"]
+__all__ = ["SEED_BITS", "Session", "fresh_seed"]
 
 Secret = str | bytes
+#: a fresh seed's size: with 64 random bits, a run of a billion episodes repeats a world with
+#: probability ~3 %, and one of a million with ~3 × 10⁻⁸ (the birthday bound n² / 2⁶⁵)
+SEED_BITS = 64
+
+
+def fresh_seed(rng: np.random.Generator | None = None) -> int:
+    """A seed no run is likely to draw twice (:data:`SEED_BITS` random bits): from ``rng``
+    where the caller keeps one to reproduce its draws, else from the operating system."""
+    if rng is None:
+        return secrets.randbits(SEED_BITS)
+    return int(rng.integers(0, 2**SEED_BITS, dtype=np.uint64))
 
 
 class Session:

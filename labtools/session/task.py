@@ -101,6 +101,13 @@ class Task(Instrument):
         scores it near 0: its truth holds what only a measurement reveals."""
         raise NotImplementedError(f"{self.id} has no inversion() shortcut")
 
+    def no_controls(self, session: Session) -> None:
+        """Shortcut: the experiment without its controls: the unknown read once and converted
+        with the package's data (the species library's ε, the reader's nominal path and plate),
+        no standard, blank or replicate. A sound task scores it at most 0.5: calibration
+        matters as it does in a real lab, and the process rubric weighs what was skipped."""
+        raise NotImplementedError(f"{self.id} has no no_controls() shortcut")
+
     def validity(self, lab: Lab) -> float:
         """1 unless the episode broke a rule the task checks from the trajectory (0 then)."""
         return 1.0

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from labtools.providers.calls import result_json
-from labtools.session.session import Secret, Session
+from labtools.session.session import Secret, Session, fresh_seed
 
 __all__ = ["LabToolEnv", "environment_factory", "reward"]
 
@@ -42,10 +42,10 @@ class LabToolEnv:
         self.session = Session(self.task, secret=self._secret)
 
     def reset(self, seed: int | None = None, **row: Any) -> str:
-        """Start an episode on the row's ``seed`` (``None``: a random one); the other columns
+        """Start an episode on the row's ``seed`` (``None``: a fresh 64-bit one); the other columns
         (``prompt``, ...) are ignored. Returns the task's statement, which TRL adds to the
         prompt."""
-        episode_seed = operator.index(seed) if seed is not None else secrets.randbelow(2**31)
+        episode_seed = operator.index(seed) if seed is not None else fresh_seed()
         return str(self.session.reset(episode_seed)["task"])
 
     def _call(self, name: str, arguments: dict[str, Any]) -> str:

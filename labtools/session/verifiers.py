@@ -36,7 +36,7 @@ from labtools.providers.calls import result_json
 from labtools.server.app import mcp_tool
 from labtools.session.registry import task_ids
 from labtools.session.rollout import INSTRUCTIONS
-from labtools.session.session import Session
+from labtools.session.session import Session, fresh_seed
 
 VERIFIERS_INSTALL_HINT = install_hint("verifiers")
 #: the one mcp release verifiers 0.4 installs with (its pin, ``mcp==2.0.0``)
@@ -222,8 +222,9 @@ class LabConfig(vf.TasksetConfig):
     task: LabTaskConfig = LabTaskConfig()
     #: task ids (``labtools.tasks`` entry points); empty: every registered task
     lab_tasks: list[str] = Field(default_factory=list)
-    #: the seeds of each task's rows
-    seeds: list[int] = Field(default_factory=lambda: list(range(20)))
+    #: the seeds of each task's rows (default: 20 fresh 64-bit ones, so that no published list
+    #: of seeds names the worlds a run trains on; a row's world still repeats every epoch)
+    seeds: list[int] = Field(default_factory=lambda: [fresh_seed() for _ in range(20)])
     #: the environment variable holding the session secret (never the secret itself)
     secret_env: str = SECRET_ENV
 

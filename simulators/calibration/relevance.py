@@ -43,7 +43,7 @@ BASE_SEED = 50_000
 ALTERNATIVE_SEED = 50_001
 #: alternative instrument sets per group [A: 3 give a sd from 4 profiles in ~10 s a task]
 DRAWS = 3
-#: the episodes' seeds (evaluation seeds under the evaluation secret) [A]
+#: the episodes' seeds (evaluation seeds under the public dev secret) [A]
 SEEDS = (0, 1)
 
 _CHANNEL = re.compile(r"^liquid_handler\.channel_\d+\.(tip_\d+)\..+$")
@@ -70,9 +70,9 @@ def _drawn(seed: int) -> Profile:
 
 def _mean_reward(task: str, profile: Profile, seeds: Sequence[int]) -> float:
     from labtools.session import Session
-    from labtools.session.evaluate import EVALUATION_SECRET, run_episode
+    from labtools.session.evaluate import DEV_SECRET, run_episode
 
-    session = Session(task, secret=EVALUATION_SECRET, profile=profile)
+    session = Session(task, secret=DEV_SECRET, profile=profile)
     try:
         return statistics.fmean(float(run_episode(session, "expert", s).total) for s in seeds)
     finally:

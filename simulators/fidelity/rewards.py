@@ -1,7 +1,7 @@
 """The reward gap: what a task's expert protocol scores on the lab's profile minus on a twin's.
 
 Per task and seed, the expert (``labtools.session.evaluate.run_episode(..., "expert", seed)``)
-plays ``Session(task, secret=EVALUATION_SECRET, profile=P)`` for the lab's profile, the twin's
+plays ``Session(task, secret=DEV_SECRET, profile=P)`` for the lab's profile, the twin's
 (its fitted values, the point twin), and the published default. The same task, secret and seed
 draw the same samples and the same noise streams whatever the profile (a fixed value still
 makes its prior's draws), so each seed's gap is the profile's effect alone. Only a lab whose
@@ -22,9 +22,9 @@ __all__ = ["reward_gaps"]
 
 def _scores(task: str, profile: Profile, seeds: Sequence[int]) -> list[float]:
     from labtools.session import Session
-    from labtools.session.evaluate import EVALUATION_SECRET, run_episode
+    from labtools.session.evaluate import DEV_SECRET, run_episode
 
-    session = Session(task, secret=EVALUATION_SECRET, profile=profile)
+    session = Session(task, secret=DEV_SECRET, profile=profile)
     try:
         return [float(run_episode(session, "expert", seed).total) for seed in seeds]
     finally:

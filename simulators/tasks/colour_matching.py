@@ -32,22 +32,28 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import cache
 from typing import Annotated, Any
 
 import numpy as np
-from pylabrobot.resources import cor_96_wellplate_360uL_Fb
 from typing_extensions import TypedDict
 
 from labtools.demo.labels import label_micromolar
+from labtools.drivers.pylabrobot.plr import cor_96_wellplate_360uL_Fb
 from labtools.errors import UnknownResource, brief
 from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
-from labtools.simulators.plate_reading.layout import PlateLayout, build_layout
-from labtools.simulators.published import published
+from labtools.simulators.plate_reading.layout import build_layout
 from labtools.simulators.tasks.rubrics import RUBRICS
-from labtools.simulators.tasks.scripting import Call, batch, caller, nm, nnls, site_of
+from labtools.simulators.tasks.scripting import (
+    Call,
+    batch,
+    caller,
+    nm,
+    nnls,
+    nominal_path_cm,
+    site_of,
+)
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.tool import Arg, tool
 
@@ -383,7 +389,7 @@ def _sound_well(call: Call, home: str, water_ul: float, per_cm: float) -> str:
         _pipette(call, home, [(WATER, well, water_ul)], tips="new")
         call("lh_move_plate", plate="plate_1", destination="reader")
         band = _water_band(call, [well])[well]
-        if _path_factor(band / _path_cm(water_ul), per_cm) == 1.0:
+        if _path_factor(band / nominal_path_cm(water_ul), per_cm) == 1.0:
             break
     return well
 
@@ -417,7 +423,7 @@ def _working_dilutions(
     read = _measure(call, [*DILUTION_WELLS, OPAQUE_WELL])
     stray = _stray_light(read[OPAQUE_WELL])
     band = _water_band(call, list(DILUTION_WELLS))
-    path = _path_cm(WELL_UL)
+    path = nominal_path_cm(WELL_UL)
     per_cm = float(np.median([band[w] for w in DILUTION_WELLS])) / path
     working = [
         _liquid(read[well], empty[well], stray) / WELL_UL / _path_factor(band[well] / path, per_cm)
@@ -450,20 +456,7 @@ def _made_up(od: np.ndarray, volume_ul: float) -> np.ndarray:
     height is not proportional to its volume: it comes from the plate's own height–volume
     table (PyLabRobot's Corning 96 flat-bottom definition, labware data, not a measurement),
     less the published path offset (the meniscus: 1 % at 140 µL, the volume of a first mix)."""
-    return od * (volume_ul / WELL_UL) * (_path_cm(WELL_UL) / _path_cm(volume_ul))
-
-
-def _path_cm(volume_ul: float) -> float:
-    """The path (cm) of ``volume_ul`` in a Corning 96 flat well, :func:`_published_layout`."""
-    return float(_published_layout().path_cm(np.array([volume_ul]))[0])
-
-
-@cache
-def _published_layout() -> PlateLayout:
-    """The Corning 96 flat well's path as the published profile gives it (what a scientist
-    knows of the meniscus from the literature, not this lab's)."""
-    offset = published()["reader.path.offset"].in_unit("millimeter").expected
-    return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr", None, offset)
+    return od * (volume_ul / WELL_UL) * (nominal_path_cm(WELL_UL) / nominal_path_cm(volume_ul))
 
 
 def _top_up(working: np.ndarray, missing: np.ndarray, room_ul: float, well: str) -> list[Move]:

@@ -11,13 +11,37 @@ background (0.62 cm of liquid) under the p-nitrophenolate signal, at the top of 
 (every reading over range) on 3 of the 7 decoys and 0.63–1.09 on the others, so it called 6 of
 7 inhibitors. A
 compound-only control read shows the colour; a p-nitrophenol standard in the compound's
-presence shows the compression. The expert reads the compound-only control in its pilot and
-calls a coloured compound a decoy (this world's only coloured compound is the decoy).
+presence shows the compression. The expert's pilot reads, beside its reactions and a blank, a
+reaction with the compound and the compound without enzyme at the same share, and calls a
+coloured compound a decoy (this world's only coloured compound is the decoy).
 
-Reward: V = 1 − (p − y)² (Brier on P(inhibits), strictly proper), y = 1 for a real inhibitor.
-For a real inhibitor raw = V · exp(−ln²(K̂i/Ki)/2τ²) · (1 − B/2) (τ = 0.3, B the mechanism's
-Brier score, as in ``enzyme_inhibition``); for the decoy raw = V. The process rubric
+Reward. V = 1 − (p − y)² is the Brier score of P(inhibits), y = 1 for a real inhibitor, and
+V₀ = 1 − (π − y)² that of the prior π = :data:`P_INHIBITOR`. A verdict earns more than the
+prior's score only if the episode read what decides it (:func:`controlled`): on one plate, at one
+wavelength, a reaction (enzyme and pNPP) with the compound, the compound without enzyme at the
+same share of the well, and a reaction without the compound. The verdict term is
+
+    V* = V                       if V ≤ V₀ (a verdict worse than the prior always costs),
+    V* = V₀ + E · (V − V₀)       otherwise, E = 1 with those readings and 0 without.
+
+For a real inhibitor raw = V* · exp(−ln²(K̂i/Ki)/2τ²) · (1 − B/2) (τ = 0.3, B the mechanism's
+Brier score, as in ``enzyme_inhibition``); for the decoy raw = V*. The process rubric
 (:data:`COMPOUND_SCREEN`) rewards the compound-only control and a blank.
+
+Why the gate. Whether the compound inhibits is a statement about the enzyme's rate with the
+compound against its rate without it, and a coloured compound changes the slope a reaction reads
+(over range, compressed by stray light) without touching the enzyme: only the compound's own
+absorbance read at the reaction's share of it, on the same plate at the same wavelength,
+tells inhibition from colour. Without those three readings a verdict holds no information
+beyond the prior. The episode's reward is normalised per episode and floored at 0, so a
+proper score alone does not make such a verdict worthless: a loss below the floor costs
+nothing, and a confident call of the minority case (the decoy, 1 − π of the seeds) collects
+that case's full score while losing nothing on the others. Scoring a verdict without the
+deciding readings as no better than the prior removes that bet: with E = 0, stating π is the
+best report whatever one believes (V* ≤ V₀, reached at p = π), and with E = 1 the term is the
+Brier score, strictly proper. V₀ is 0.4375 for the decoy (0.11–0.19 normalised with the
+process rubric's 0.8–0.92 for what such an episode reads) and 0.9375 for an inhibitor, where
+the Ki and mechanism terms, which no reading-free answer earns, carry the outcome.
 """
 
 from __future__ import annotations
@@ -31,7 +55,7 @@ import numpy as np
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.session.process import Component, Rubric, blanks, controls
+from labtools.session.process import Component, Episode, Rubric, analyse, blanks, controls
 from labtools.simulators.tasks.enzyme_kinetics import (
     ENZYME,
     INHIBITOR,
@@ -51,7 +75,7 @@ from labtools.simulators.world.mixture import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude
 
-__all__ = ["COMPOUND_SCREEN", "CompoundScreen"]
+__all__ = ["COMPOUND_SCREEN", "CompoundScreen", "controlled", "verdict_term"]
 
 COMPOUND = "reservoir:A6"
 WATER, BUFFER, PNPP, ENZYME_STOCK = "reservoir:A1", "reservoir:A2", "reservoir:A3", "reservoir:A5"
@@ -64,6 +88,9 @@ COMPOUND_MOLAR, COMPOUND_UL = 50e-3, 15_000.0
 #: a compound-only well (µL of the stock in 200 µL) and the OD above the blank beyond which
 #: the expert calls the compound coloured at 405 nm (NaN: above the reader's range)
 CONTROL_UL, COLOURED_OD = 20.0, 0.05
+#: the expert pilot's test reaction (µL): the compound as in the control, pNPP stock (the
+#: pilot's top level), the enzyme stock last
+TEST_UL = {"buffer": 60.0, "compound": CONTROL_UL, "pnpp": 100.0, "enzyme": 20.0}
 #: the expert's and naive protocol's P(inhibits) for each verdict
 SURE = 0.98
 NAIVE_SURE, NAIVE_RATIO = 0.9, 0.9
@@ -93,9 +120,41 @@ class _Coloured(Exception):
     """The compound-only control absorbs at 405 nm: no kinetics worth running."""
 
 
+def controlled(episode: Episode) -> float:
+    """1 if one plate was read at one wavelength with a reaction (enzyme and pNPP) holding the
+    compound, the compound without enzyme at the same share of the well (2 significant
+    figures), and a reaction without the compound; else 0. Only then can a reading tell the
+    compound's effect on the rate from its own absorbance."""
+    tests: dict[tuple[str, float | None], set[str]] = {}
+    alone: dict[tuple[str, float | None], set[str]] = {}
+    references: set[tuple[str, float | None]] = set()
+    for r in episode.readings:
+        key = (r.well.partition(":")[0], r.wavelength_nm)
+        share = f"{r.fraction(COMPOUND):.2g}"
+        reaction = r.holds([ENZYME_STOCK]) and r.holds([PNPP])
+        if reaction and not r.holds([COMPOUND]):
+            references.add(key)
+        elif reaction:
+            tests.setdefault(key, set()).add(share)
+        elif r.holds([COMPOUND]) and not r.holds([ENZYME_STOCK]):
+            alone.setdefault(key, set()).add(share)
+    return float(
+        any(key in references and shares & alone.get(key, set()) for key, shares in tests.items())
+    )
+
+
+def verdict_term(p: float, inhibits: bool, evidence: float) -> float:
+    """The Brier score V of P(inhibits) = ``p``, counted above the prior's V₀ only in
+    proportion to ``evidence`` (0–1): V if V ≤ V₀, else V₀ + evidence × (V − V₀)."""
+    y = float(inhibits)
+    score, prior = 1.0 - (p - y) ** 2, 1.0 - (P_INHIBITOR - y) ** 2
+    return score if score <= prior else prior + evidence * (score - prior)
+
+
 class _ScreenAssay(Assay):
-    """An :class:`Assay` whose first run also reads a compound-only well; it raises
-    :class:`_Coloured` after that run if the well reads above the blank."""
+    """An :class:`Assay` whose first run also reads a blank, a compound-only well and a
+    reaction with the compound at the same share; it raises :class:`_Coloured` after that run
+    if the compound-only well reads above the blank."""
 
     checked = False
 
@@ -111,12 +170,23 @@ class _ScreenAssay(Assay):
             return super().run(wells, read_s=read_s, extra=extra, preread=preread)
         self.checked = True
         buffer, compound = self.stock["buffer"], self.stock["inhibitor"]
-        blank, control = self.wells(2)
+        blank, control, place = self.wells(3)
         added = [
             Well(blank, [(buffer, WELL_UL)]),
             Well(control, [(buffer, WELL_UL - CONTROL_UL), (compound, CONTROL_UL)]),
         ]
-        progress = super().run(wells, read_s=read_s, extra=[*extra, *added], preread=preread)
+        test = Well(
+            place,
+            [
+                (buffer, TEST_UL["buffer"]),
+                (compound, TEST_UL["compound"]),
+                (self.stock["pnpp"], TEST_UL["pnpp"]),
+                (self.stock["enzyme"], TEST_UL["enzyme"]),
+            ],
+        )
+        progress = super().run(
+            [*wells, test], read_s=read_s, extra=[*extra, *added], preread=preread
+        )
         read = np.asarray(progress.series[control], dtype=float)
         if np.isnan(read).all():  # over the reader's range throughout: coloured
             raise _Coloured
@@ -133,7 +203,7 @@ class CompoundScreen(Task):
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate
-    anchors = Anchors(naive=0.3078, expert=0.9864, seeds="1000-1049")
+    anchors = Anchors(naive=0.2686, expert=0.9845, seeds="1000-1049")
     rubric = COMPOUND_SCREEN
     limits = KineticsLimits()
 
@@ -159,7 +229,11 @@ class CompoundScreen(Task):
             "competitive, noncompetitive (pure) or uncompetitive, and its Ki. Submit once with "
             "submit_compound_screen: P(inhibits), and (used only if it inhibits) Ki and a "
             "probability for each mechanism. Reward: V = 1 − (p − y)² with y = 1 if it "
-            "inhibits; if it does, V times exp(−ln²(K̂i/Ki)/2τ²) with τ = "
+            "inhibits, counted above the prior's V₀ = 1 − (π − y)² (π = "
+            f"{P_INHIBITOR:g}: the share of such compounds that inhibit) only if one plate "
+            "was read at one wavelength with a reaction holding the compound, the compound "
+            "without enzyme at the same share of the well and a reaction without it; if it "
+            "inhibits, that times exp(−ln²(K̂i/Ki)/2τ²) with τ = "
             f"{TAU} times 1 − B/2 (B: the mechanisms' Brier score)."
         )
 
@@ -195,7 +269,8 @@ class CompoundScreen(Task):
         if self.submission is None:
             return {"raw": 0.0}
         inhibits = world.hidden("compound_screen/case", lambda rng: {})["inhibits"]
-        verdict = 1.0 - (self.submission["inhibits"] - float(inhibits)) ** 2
+        evidence = controlled(analyse(lab.journal.events(), resolve=lab.data))
+        verdict = verdict_term(self.submission["inhibits"], inhibits, evidence)
         if not inhibits:
             return {"raw": verdict, "verdict_term": verdict}
         truth = world.kinetics.inhibition(INHIBITOR)
@@ -214,8 +289,8 @@ class CompoundScreen(Task):
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
         """The inhibition expert (:func:`inhibition_expert`), its pilot read also reading a
-        blank and a compound-only well; a compound that absorbs at 405 nm is called a decoy
-        there and then."""
+        blank, a compound-only well and a reaction with the compound at the same share; a
+        compound that absorbs at 405 nm is called a decoy there and then."""
         assay = _ScreenAssay(session)
         try:
             est, probabilities = inhibition_expert(assay)

@@ -24,8 +24,15 @@ from labtools.demo.protocol import batch
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.rubrics import RUBRICS
-from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
-from labtools.simulators.world import Mixture
+from labtools.simulators.tasks.scripting import (
+    caller,
+    nm,
+    nominal_path_cm,
+    nominal_plate_od,
+    ul,
+    with_tip,
+)
+from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
 
@@ -71,7 +78,7 @@ class DyeQuantification(Task):
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0105, expert=0.8306, seeds="1000-1049")
+    anchors = Anchors(naive=0.0065, expert=0.8532, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["dye_quantification"]
     limits = DyeLimits()
@@ -133,39 +140,39 @@ class DyeQuantification(Task):
         """Standards and sample side by side in one plate; unmix the sample's spectrum.
 
         Two batched transfers: water into the four standards' wells and the blank (one tip),
-        then each standard's stock and the sample, neat, each with a new tip on its own channel
-        (0–4), all five at once.
+        then each standard's stock and the sample, neat and in duplicate, each with a new tip
+        on its own channel (0–5), all six at once.
         """
         call = caller(session)
         volume = 200.0
         stock_ul = 40.0
         wells = {dye: f"plate_1:A{i + 1}" for i, dye in enumerate(DYES)}
-        sample_well, blank_well = "plate_1:A5", "plate_1:A6"
+        samples, blank_well = ["plate_1:A5", "plate_1:A7"], "plate_1:A6"
         water = [(WATER, well, volume - stock_ul) for well in wells.values()]
         call("lh_transfer", **batch([*water, (WATER, blank_well, volume)], "reuse", channels=[0]))
         dyes = [(STANDARDS[dye], well, stock_ul) for dye, well in wells.items()]
-        dyes.append((SAMPLE, sample_well, volume))
+        dyes += [(SAMPLE, well, volume) for well in samples]
         call("lh_transfer", **batch(dyes, channels=range(len(dyes))))
         call("lh_move_plate", plate="plate_1", destination="reader")
         spectra = call(
             "reader_read_absorbance_spectrum",
             plate="plate_1",
-            wells=["A1", "A2", "A3", "A4", "A5", "A6"],
+            wells=["A1", "A2", "A3", "A4", "A5", "A6", "A7"],
             start=nm(360),
             stop=nm(720),
-            step=nm(4),
+            step=nm(5),  # 73 points × 7 wells: inline (at most 600 values)
         )
         statement = session.observation()["task"]
         stock_um = {d: label_micromolar(statement.split(f"{STANDARDS[d]}: ", 1)[1]) for d in DYES}
-        blank = np.array(spectra["values"]["A6"])
+
+        def spectrum(well: str) -> np.ndarray:
+            return np.array(spectra["values"][well.split(":")[1]], dtype=float)
+
+        blank = spectrum(blank_well)
         basis = np.column_stack(
-            [
-                (np.array(spectra["values"][w.split(":")[1]]) - blank)
-                / (stock_um[d] * stock_ul / volume)
-                for d, w in wells.items()
-            ]
+            [(spectrum(w) - blank) / (stock_um[d] * stock_ul / volume) for d, w in wells.items()]
         )
-        sample = np.array(spectra["values"]["A5"]) - blank
+        sample = np.mean([spectrum(w) for w in samples], axis=0) - blank
         amounts = _unmix(basis, sample)
         report = {d: float(a) for d, a in zip(DYES, amounts, strict=True)}
         call(
@@ -202,6 +209,28 @@ class DyeQuantification(Task):
         tells the sample."""
         means = {d: (hi - lo) / math.log(hi / lo) for d, (lo, hi) in RANGES_UM.items()}
         _submit_all(session, means)
+
+    def no_controls(self, session: Session) -> None:
+        """Shortcut: the sample's spectrum read once, neat (200 µL), the nominal plate's OD taken
+        off, unmixed with the library's spectra over the nominal path; no standard, blank or
+        replicate."""
+        call = caller(session)
+        call("lh_transfer", **batch([(SAMPLE, "plate_1:A1", 200.0)], "new", channels=[0]))
+        call("lh_move_plate", plate="plate_1", destination="reader")
+        values = call(
+            "reader_read_absorbance_spectrum",
+            plate="plate_1",
+            wells=["A1"],
+            start=nm(360),
+            stop=nm(720),
+            step=nm(4),
+        )["values"]["A1"]
+        wavelengths = np.arange(360.0, 721.0, 4.0)
+        library = SpeciesLibrary.default()
+        path = nominal_path_cm(200.0)
+        basis = np.column_stack([library[d].absorptivity(wavelengths) * path * 1e-6 for d in DYES])
+        sample = np.array(values, dtype=float) - nominal_plate_od()
+        _submit_all(session, dict(zip(DYES, map(float, _unmix(basis, sample)), strict=True)))
 
 
 def _submit_all(session: Session, concentrations_um: dict[str, float]) -> None:

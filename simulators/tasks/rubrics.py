@@ -3,7 +3,9 @@ computed from the episode's journal and the lab's end state (:mod:`labtools.sess
 
 A task declares its rubric with ``rubric = RUBRICS["<task id>"]``; the session then reports
 ``process/<component>`` in ``Reward.components`` and scores
-``raw = outcome × (1 − w + w × process)`` (``w`` is the rubric's ``weight``). The containers
+``raw = outcome × (1 − w + w × process)`` (``w`` is the rubric's ``weight``: 0.2, or where a
+task has an experiment-without-controls shortcut, the smallest in steps of 0.1 that holds it
+to 0.5 normalised, measured). The containers
 below are those the task statements name; ``tests/test_process_reward.py`` checks that they
 match the task modules' constants (this module imports no task, so that tasks can import it).
 """
@@ -121,6 +123,7 @@ DYE_QUANTIFICATION = Rubric(
             "the sample in at least two wells of the same condition",
         ),
     ),
+    weight=0.6,  # the no-controls shortcut: 0.43 normalised (0.49 at 0.5), seeds 0-19 [C]
     note="No uncertainty is asked for.",
 )
 
@@ -158,6 +161,7 @@ STANDARD_CURVE = Rubric(
             "that reading lies between standards read at the same wavelength",
         ),
     ),
+    weight=0.6,  # the no-controls shortcut: 0.42 normalised (0.49 at 0.5), seeds 0-19 [C]
     note=UNCERTAINTY_BY_CRPS,
 )
 

@@ -1,18 +1,36 @@
 """Helpers for the tasks' scripted protocols: calling tools through a session, quantities,
-and the small least-squares fits the protocols share."""
+the small least-squares fits the protocols share, and what the package says of a Corning 96
+flat well (the published profile's path and plate), for the protocols that trust it."""
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from labtools.demo.protocol import Call, batch, one, with_tip
+from labtools.drivers.pylabrobot.plr import cor_96_wellplate_360uL_Fb
 from labtools.session import Session
+from labtools.simulators.plate_reading.layout import PlateLayout, build_layout
+from labtools.simulators.published import published
 from labtools.units import QuantityJSON, qty
 
-__all__ = ["Call", "batch", "caller", "nm", "nnls", "one", "site_of", "ul", "with_tip"]
+__all__ = [
+    "Call",
+    "batch",
+    "caller",
+    "nm",
+    "nnls",
+    "no_controls_um",
+    "nominal_path_cm",
+    "nominal_plate_od",
+    "one",
+    "site_of",
+    "ul",
+    "with_tip",
+]
 
 
 def caller(session: Session) -> Call:
@@ -56,3 +74,51 @@ def nnls(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
                 best, best_rss = np.zeros(columns), rss
                 best[list(active)] = coef
     return best
+
+
+@cache
+def _nominal_layout() -> PlateLayout:
+    offset = published()["reader.path.offset"].in_unit("millimeter").expected
+    return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr", None, offset)
+
+
+def nominal_path_cm(volume_ul: float) -> float:
+    """The path (cm) of ``volume_ul`` in a Corning 96 flat well as the package gives it: PLR's
+    height–volume table less the published profile's path offset (the meniscus), no lab's own."""
+    return float(_nominal_layout().path_cm(np.array([float(volume_ul)]))[0])
+
+
+def nominal_plate_od() -> float:
+    """An empty clear plate's optical density (OD) as the published profile gives it."""
+    return float(published()["reader.absorbance.plate_od"].expected)
+
+
+def no_controls_um(
+    session: Session,
+    sample: str,
+    species: str,
+    wavelength_nm: float,
+    dilution: float = 1.0,
+    *,
+    plate_od: float | None = None,
+) -> float:
+    """The experiment without controls, for a sample of one known absorber: ``sample`` diluted
+    ``dilution``-fold with water to 200 µL in plate_1:A1 (one tip), read once at
+    ``wavelength_nm``, ``plate_od`` (the nominal plate's by default) taken off and the rest
+    converted with the species library's ε over the nominal path (µM in the sample). No
+    standard, blank or replicate."""
+    from labtools.simulators.world import SpeciesLibrary
+
+    call = caller(session)
+    total = 200.0
+    sample_ul = total / dilution
+    moves = [("reservoir:A1", "plate_1:A1", total - sample_ul)] if dilution > 1 else []
+    call("lh_transfer", **batch([*moves, (sample, "plate_1:A1", sample_ul)], "new", channels=[0]))
+    call("lh_move_plate", plate="plate_1", destination="reader")
+    values = call(
+        "reader_read_absorbance", plate="plate_1", wavelength=nm(wavelength_nm), wells=["A1"]
+    )["values"]
+    empty = nominal_plate_od() if plate_od is None else plate_od
+    od = float(values.get("A1") or 4.0) - empty  # over range: the range's top
+    epsilon = float(SpeciesLibrary.default()[species].absorptivity(wavelength_nm))
+    return max(od, 0.0) / (epsilon * nominal_path_cm(total)) * dilution * 1e6

@@ -27,7 +27,7 @@ from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.rubrics import RUBRICS
-from labtools.simulators.tasks.scripting import caller, nm, ul, with_tip
+from labtools.simulators.tasks.scripting import caller, nm, no_controls_um, ul, with_tip
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
@@ -58,7 +58,7 @@ class StandardCurve(Task):
     budget = Budget(calls=250, tips=80, reagent_ul=6000, wells=60, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
-    anchors = Anchors(naive=0.0008, expert=0.8075, seeds="1000-1049")
+    anchors = Anchors(naive=0.0005, expert=0.8075, seeds="1000-1049")
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["standard_curve"]
     limits = CurveLimits()
@@ -157,6 +157,13 @@ class StandardCurve(Task):
         """Shortcut: no reading; the mean and sd of the task's own prior (:data:`RANGE_UM`,
         log-uniform). No package data tells the unknown."""
         self._submit(session, *_log_uniform_moments(*RANGE_UM))
+
+    def no_controls(self, session: Session) -> None:
+        """Shortcut: the unknown diluted 1 in 10 and read once at 426 nm, the nominal plate's OD
+        taken off, converted with the library's ε over the nominal path; no standard, blank or
+        replicate; the library batch spread (3 %) as its uncertainty."""
+        guess = no_controls_um(session, SAMPLE, "tartrazine", 426.0, dilution=10.0)
+        self._submit(session, guess, 0.03 * guess)
 
     @staticmethod
     def _submit(session: Session, concentration_um: float, sd_um: float) -> None:

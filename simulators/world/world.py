@@ -208,7 +208,7 @@ class World:
             factor, shift = self.hidden(f"batch/{key}", self._lot_draw(key, batch))
             self.species.put(listed.batch_of(factor, shift))
         for stock in self._stocks:
-            self._fill_stock(stock)
+            self.fill_stock(stock)
         for unknown in self._unknowns:
             self._fill_unknown(unknown)
 
@@ -240,7 +240,11 @@ class World:
 
         return draw
 
-    def _fill_stock(self, stock: Mapping[str, Any]) -> None:
+    def fill_stock(self, stock: Mapping[str, Any]) -> None:
+        """Fill a labelled stock (a ``stocks`` entry: ``well``, ``species``,
+        ``concentration_uM``, ``volume_ul``, ``label``, ``tolerance``, ``grade``): its real
+        concentration is the label's times a preparation error drawn once per seed (hidden
+        truth ``stock/<well>/<species>``)."""
         well, volume = stock["well"], float(stock["volume_ul"])
         grade = stock.get("grade", "solution")
         if grade not in _STOCK_GRADES:

@@ -1,0 +1,88 @@
+"""The named splits of the task families, and the secret each split's worlds are drawn with.
+
+- ``train``: every instance not held out, under a secret drawn fresh for the run: never
+  published, so no list of seeds names the worlds a policy trained on.
+- ``validation``: the same instances under the public dev secret
+  (:data:`~labtools.session.evaluate.DEV_SECRET`): numbers anyone can reproduce, and anyone
+  can study, so they support no held-out claim.
+- ``test-id``: the same instances under a secret the evaluator supplies.
+- ``test-ood``: the held-out instances (species and combinations of parts no other split has:
+  :meth:`~labtools.session.family.Family.held_out`) under the evaluator's secret.
+
+The package holds no test secret: it comes from a file (``labtools eval --secret-file``) or
+the environment variable :data:`TEST_SECRET_ENV`, and one of the package's public secrets is
+refused.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from labtools.session.family import Family, InstanceName
+
+__all__ = [
+    "SPLITS",
+    "TEST_SECRET_ENV",
+    "MissingSecret",
+    "split_instances",
+    "split_secret",
+]
+
+SPLITS = ("train", "validation", "test-id", "test-ood")
+#: the environment variable a test split's secret is read from
+TEST_SECRET_ENV = "LABTOOLS_TEST_SECRET"
+#: a test secret shorter than this is refused: it could be guessed [A: 128 bits as hex]
+MIN_SECRET_CHARS = 16
+
+
+class MissingSecret(ValueError):
+    """A test split was asked for without the evaluator's secret, or with a public one."""
+
+
+def split_instances(family: Family, split: str) -> list[InstanceName]:
+    """The instances of ``family`` in ``split``, level by level."""
+    _check(split)
+    return list(family.instances(held_out=split == "test-ood"))
+
+
+def split_secret(
+    split: str,
+    *,
+    secret_file: str | Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> str:
+    """The secret ``split``'s worlds are drawn with: a fresh one for ``train``, the public dev
+    secret for ``validation``, and for the test splits the evaluator's, from ``secret_file``
+    or :data:`TEST_SECRET_ENV` (:class:`MissingSecret` without one, or with a public one)."""
+    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET
+
+    _check(split)
+    if split == "train":
+        return secrets.token_hex(16)
+    if split == "validation":
+        return DEV_SECRET
+    if secret_file is not None:
+        text = Path(secret_file).read_text("utf-8").strip()
+        source = f"the file {secret_file}"
+    else:
+        text = environ.get(TEST_SECRET_ENV, "").strip()
+        source = f"${TEST_SECRET_ENV}"
+    if not text:
+        raise MissingSecret(
+            f"the {split} split needs the evaluator's secret: give --secret-file FILE or set "
+            f"{TEST_SECRET_ENV}; labtools holds none"
+        )
+    if text in (DEV_SECRET, CALIBRATION_SECRET) or len(text) < MIN_SECRET_CHARS:
+        raise MissingSecret(
+            f"{source} holds a public or short secret: a test split's secret is the "
+            f"evaluator's own, {MIN_SECRET_CHARS} characters or more"
+        )
+    return text
+
+
+def _check(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")

@@ -1,0 +1,350 @@
+"""The ``quantify`` family: one analyte's concentration in a sample, with its uncertainty, by
+absorbance against a certified standard, a second absorber in the sample where the structure
+names one.
+
+Structures: ``<analyte>`` or ``<analyte>+<interferent>`` over :data:`~.parts.ANALYTES` (an
+interferent only where it absorbs at the analyte's peak: :data:`OVERLAP_MIN`). Levels
+(:mod:`.levels`) set the analyte's optical density, the interferent's share, the reader's noise
+and the budget.
+
+Hidden truth per seed: the sample's concentrations (log-uniform in the level's range, set by
+the library's ε and the nominal path, so that the level's optical densities are met), each
+standard's real concentration (its label ±1 %, 1 sd), each dye's lot (ε and band positions,
+``species.toml``), the instruments. The sample and its standards share a lot: a standard read
+beside the sample calibrates ε, path, plate and gain at once; the library's ε and the nominal
+path (:meth:`QuantifyTask.no_controls`) do not.
+
+Reward: raw = exp(−CRPS(N(ĉ, σ̂²), c) / (0.05 c)), a strictly proper score of the stated
+concentration and uncertainty (:func:`~labtools.simulators.tasks.standard_curve.crps_normal`),
+times the process rubric (:data:`RUBRIC`: a blank, the standard read alone, standard levels,
+sample replicates, the sample bracketed), weight :data:`PROCESS_WEIGHT`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+import numpy as np
+
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.lab import Lab
+from labtools.session import Anchors, Session, Submitted, Task
+from labtools.session.family import Family, InstanceName
+from labtools.session.process import Component, Rubric, blanks, bracketed, levels, references
+from labtools.session.process import replicates as replicated
+from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levels import LEVEL, Level
+from labtools.simulators.families.parts import (
+    ANALYTES,
+    HELD_OUT_PAIRS,
+    HELD_OUT_SPECIES,
+    analyte,
+    overlap,
+)
+from labtools.simulators.profile import Parameter
+from labtools.simulators.published import load_profile
+from labtools.simulators.tasks.scripting import caller, no_controls_um, nominal_path_cm
+from labtools.simulators.tasks.standard_curve import crps_normal
+from labtools.simulators.world import Mixture
+from labtools.tool import Arg, tool
+from labtools.units import Concentration, Range, magnitude, qty
+
+__all__ = ["Quantify", "QuantifyTask"]
+
+WATER, STANDARD, SECOND, SAMPLE, WASTE = (
+    "reservoir:A1",
+    "reservoir:A2",
+    "reservoir:A3",
+    "reservoir:A10",
+    "reservoir:A11",
+)
+STOCK_UL = 15_000.0
+#: a standard's label tolerance (1 sd): a certified reference solution [A: 1 %, the expanded
+#: 2 % (k = 2) usual on a certificate of a photometric standard]
+STANDARD_TOLERANCE = 0.01
+#: a standard reads about this optical density diluted 1 in 10 in a 200 µL well [A]
+STANDARD_OD = 1.0
+#: an interferent must absorb at least this share of its own peak at the analyte's peak [A]
+OVERLAP_MIN = 0.05
+#: the score's scale, as a fraction of the true concentration (as standard_curve's)
+SCALE = 0.05
+#: the process's share of the outcome: an experiment without controls scores at most half
+PROCESS_WEIGHT = 0.6
+WELL_UL = 200.0
+
+
+@dataclass(frozen=True)
+class QuantifyLimits:
+    """Sane bounds of a submission."""
+
+    concentration: Range = Range(0.0, 10.0, "molar")
+
+
+RUBRIC = Rubric(
+    (
+        Component(
+            "blank",
+            0.2,
+            lambda e: blanks(e, [SAMPLE], [WATER]),
+            "a water (or empty-well) blank on each plate the sample was read on",
+        ),
+        Component(
+            "reference",
+            0.2,
+            lambda e: references(e, [STANDARD], [WATER]),
+            "the standard read alone (diluted in water)",
+        ),
+        Component(
+            "levels",
+            0.2,
+            lambda e: levels(e, STANDARD, count=4, lacks=[SAMPLE]),
+            "standard levels read, out of four",
+        ),
+        Component(
+            "replicates",
+            0.2,
+            lambda e: replicated(e, [SAMPLE], copies=3),
+            "the sample in three wells of one condition (two: half)",
+        ),
+        Component(
+            "bracketed",
+            0.2,
+            lambda e: bracketed(e, [SAMPLE], STANDARD, accurate=(0.0, 2.0)),
+            "a reading of the sample between standards read at the same wavelength",
+        ),
+    ),
+    weight=PROCESS_WEIGHT,
+    note="The stated uncertainty is scored by the outcome itself (CRPS, strictly proper).",
+)
+
+
+class QuantifyTask(Task):
+    """One instance of :class:`Quantify` (its class attributes set by :meth:`Quantify.build`)."""
+
+    config = "labtools.simulators:family_lab.toml"
+    rubric = RUBRIC
+    limits = QuantifyLimits()
+    level: ClassVar[Level]
+    analyte_key: ClassVar[str]
+    interferent_key: ClassVar[str | None]
+
+    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
+        """The family's lab, its reader's noise raised by the level's factor."""
+        base = load_profile(profile)
+        factor = self.level.noise
+        noisier = {
+            "reader.absorbance.noise_floor": base.expected("reader.absorbance.noise_floor")
+            * factor,
+            "reader.absorbance.snr0": base.expected("reader.absorbance.snr0") / factor,
+        }
+        values = {
+            key: Parameter(key, base[key].unit, value, source=f"level {self.level.number}")
+            for key, value in noisier.items()
+        }
+        return super().build_lab(seed, base.with_values(values))
+
+    # -- the hidden world ----------------------------------------------------------------------
+    def truth(self, lab: Lab) -> dict[str, float]:
+        """The sample's concentrations (µM) this seed drew (trainers and scoring only)."""
+        return dict(lab.shared["world"].hidden(f"task/{self.id}", self._draw))
+
+    def _draw(self, rng: np.random.Generator) -> dict[str, float]:
+        a = analyte(self.analyte_key)
+        od = _log_uniform(rng, self.level.od)
+        out = {"analyte_um": od / (a.epsilon * nominal_path_cm(WELL_UL)) * 1e6}
+        if self.interferent_key is not None:
+            at_peak = od * _log_uniform(rng, self.level.interferent_ratio)
+            share = overlap(self.analyte_key, self.interferent_key)
+            b = analyte(self.interferent_key)
+            out["interferent_um"] = at_peak / share / (b.epsilon * nominal_path_cm(WELL_UL)) * 1e6
+        return out
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        world = lab.shared["world"]
+        truth = self.truth(lab)
+        sample = {self.analyte_key: truth["analyte_um"] * 1e-6}
+        world.fill_stock(_standard(STANDARD, self.analyte_key))
+        if self.interferent_key is not None:
+            world.fill_stock(_standard(SECOND, self.interferent_key))
+            sample[self.interferent_key] = truth["interferent_um"] * 1e-6
+        world.fill(SAMPLE, Mixture.solution(STOCK_UL, sample), "sample")
+        # what is written on the containers, as the liquid handler shows it (lh_get_deck)
+        handler = lab.instruments["lh"]
+        if not isinstance(handler, PLRLiquidHandler):
+            raise TypeError(f"the family's lab needs a PyLabRobot liquid handler, not {handler!r}")
+        handler.labels.update(
+            {c: world.labels[c] for c in (STANDARD, SECOND, SAMPLE) if c in world.labels}
+        )
+
+    def statement(self, lab: Lab) -> str:
+        labels = lab.shared["world"].labels
+        a = analyte(self.analyte_key)
+        also, second = "", ""
+        if self.interferent_key is not None:
+            b = analyte(self.interferent_key)
+            also = f", with {b.name} also present,"
+            second = f"; a standard of {b.name} at {SECOND} ('{labels[SECOND]}')"
+        return (
+            f"The container {SAMPLE} ('sample') holds {a.name} in water{also} at an unknown "
+            f"concentration. A certified standard of {a.name} is at {STANDARD} "
+            f"('{labels[STANDARD]}'){second}; water at {WATER}, a waste trough at {WASTE}. "
+            "lh_get_deck shows the deck: two 96-well plates, tip racks, the plate reader and a "
+            f"spectrometer. Determine the concentration of {a.name} in the sample and its "
+            "standard uncertainty (one standard deviation, everything included). Submit once "
+            "with submit_quantify. Reward: the continuous ranked probability score of a normal "
+            "distribution with your concentration and uncertainty against the true "
+            "concentration, on a scale of 5 % of it, times how sound the experiment was "
+            "(blanks, the standard read alone, standard levels, replicates, the sample "
+            "between standards)."
+        )
+
+    @tool(name="submit_quantify", destructive=True)
+    async def submit(
+        self,
+        concentration: Annotated[
+            Concentration, Arg("The analyte's concentration in the sample.", within="concentration")
+        ],
+        uncertainty: Annotated[
+            Concentration,
+            Arg("Its standard uncertainty: one standard deviation, ≥ 0.", within="concentration"),
+        ],
+    ) -> Submitted:
+        """Submit the analyte's concentration in the sample and its uncertainty. Ends the
+        episode."""
+        self.submission = {
+            "concentration_um": magnitude(concentration, "micromolar"),
+            "uncertainty_um": magnitude(uncertainty, "micromolar"),
+        }
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        if self.submission is None:
+            return {"raw": 0.0}
+        true_um = self.truth(lab)["analyte_um"]
+        guess, sd = self.submission["concentration_um"], self.submission["uncertainty_um"]
+        crps = crps_normal(guess, sd, true_um)
+        return {
+            "raw": math.exp(-crps / (SCALE * true_um)),
+            "relative_error": (guess - true_um) / true_um,
+            "relative_crps": crps / true_um,
+        }
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """:func:`~.quantify_expert.quantify` (survey, calibration series, unmixing)."""
+        from labtools.simulators.families.quantify_expert import quantify
+
+        estimate, sd = quantify(
+            caller(session),
+            standard=STANDARD,
+            second=SECOND if self.interferent_key is not None else None,
+            sample=SAMPLE,
+            water=WATER,
+        )
+        self._submit(session, estimate, sd)
+
+    def naive(self, session: Session) -> None:
+        """The sample read neat at the library's peak, unblanked, with the library's ε and a
+        1 cm path; a made-up 10 % uncertainty."""
+        a = analyte(self.analyte_key)
+        guess = no_controls_um(session, SAMPLE, self.analyte_key, a.peak_nm, plate_od=0.0)
+        guess *= nominal_path_cm(WELL_UL)  # converted over 1 cm instead
+        self._submit(session, guess, 0.1 * guess)
+
+    def prior(self, session: Session) -> None:
+        """Shortcut: no reading; a twentieth of the standard's label, ± that much."""
+        guess = _label_um(caller(session)("lh_get_deck")["labels"][STANDARD]) / 20.0
+        self._submit(session, guess, guess)
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: no reading; the level's optical densities converted with the library's ε
+        over the nominal path: the prior's log-centre, and its spread."""
+        a = analyte(self.analyte_key)
+        low, high = (od / (a.epsilon * nominal_path_cm(WELL_UL)) * 1e6 for od in self.level.od)
+        centre = math.sqrt(low * high)
+        self._submit(session, centre, (high - low) / math.sqrt(12.0))
+
+    def no_controls(self, session: Session) -> None:
+        """Shortcut: the sample read once neat at the library's peak, the nominal plate's OD
+        taken off, converted with the library's ε over the nominal path; no standard, blank or
+        replicate; the library's few per cent as its uncertainty."""
+        a = analyte(self.analyte_key)
+        guess = no_controls_um(session, SAMPLE, self.analyte_key, a.peak_nm)
+        self._submit(session, guess, 0.03 * guess)
+
+    @staticmethod
+    def _submit(session: Session, micromolar: float, sd_um: float) -> None:
+        caller(session)(
+            "submit_quantify",
+            concentration=qty(max(micromolar, 0.0), "micromolar", decimals=6),
+            uncertainty=qty(max(sd_um, 0.0), "micromolar", decimals=6),
+        )
+
+
+class Quantify(Family):
+    """One analyte's concentration against its standard (:mod:`.quantify`)."""
+
+    id = "quantify"
+    title = "Quantify an analyte against a certified standard, with its uncertainty"
+
+    def structures(self) -> list[str]:
+        out = list(ANALYTES)
+        for a in ANALYTES:
+            out += [f"{a}+{b}" for b in ANALYTES if b != a and overlap(a, b) >= OVERLAP_MIN]
+        return out
+
+    def held_out(self, structure: str) -> bool:
+        keys = structure.split("+")
+        if HELD_OUT_SPECIES & set(keys):
+            return True
+        return frozenset(analyte(k).kind for k in keys) in HELD_OUT_PAIRS
+
+    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
+        return record_anchors(self.id, measured)
+
+    def build(self, level: int, structure: str) -> type[Task]:
+        keys = structure.split("+")
+        name = InstanceName(self.id, level, structure)
+        a = analyte(keys[0])
+        title = f"Quantify {a.name}" + (f" beside {analyte(keys[1]).name}" if len(keys) > 1 else "")
+        attributes = {
+            "id": str(name),
+            "title": title,
+            "budget": LEVEL[level].budget,
+            "anchors": anchors_of(self.id, level),
+            "level": LEVEL[level],
+            "analyte_key": keys[0],
+            "interferent_key": keys[1] if len(keys) > 1 else None,
+            "__module__": __name__,
+        }
+        return type(f"Quantify_{level}_{structure.replace('+', '_')}", (QuantifyTask,), attributes)
+
+
+def _standard(well: str, key: str) -> dict[str, Any]:
+    """A certified standard of ``key`` that reads about :data:`STANDARD_OD` diluted 1 in 10:
+    its label rounded to two significant figures."""
+    a = analyte(key)
+    exact = 10.0 * STANDARD_OD / (a.epsilon * nominal_path_cm(WELL_UL)) * 1e6
+    label_um = float(f"{exact:.2g}")
+    return {
+        "well": well,
+        "species": key,
+        "concentration_uM": label_um,
+        "volume_ul": STOCK_UL,
+        "tolerance": STANDARD_TOLERANCE,
+        "label": f"{a.name} standard {label_um:g} µM ±1 %",
+    }
+
+
+def _label_um(label: str) -> float:
+    from labtools.demo.labels import label_micromolar
+
+    return label_micromolar(label)
+
+
+def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
+    low, high = bounds
+    return float(np.exp(rng.uniform(math.log(low), math.log(high))))

@@ -41,6 +41,7 @@ from labtools.simulators.families.parts import (
     ANALYTES,
     HELD_OUT_PAIRS,
     HELD_OUT_SPECIES,
+    alike,
     analyte,
     overlap,
 )
@@ -69,6 +70,10 @@ STANDARD_TOLERANCE = 0.01
 STANDARD_OD = 1.0
 #: an interferent must absorb at least this share of its own peak at the analyte's peak [A]
 OVERLAP_MIN = 0.05
+#: and its spectrum must differ from the analyte's: at most this alike (:func:`~.parts.alike`)
+#: [A: NADH and NADPH, 1.0, cannot be told apart by absorbance; brilliant blue and patent
+#: blue V, 0.978, left the expert 55 % off at level 5]
+ALIKE_MAX = 0.95
 #: the score's scale, as a fraction of the true concentration (as standard_curve's)
 SCALE = 0.05
 #: the process's share of the outcome: an experiment without controls scores at most half
@@ -293,7 +298,7 @@ class Quantify(Family):
     def structures(self) -> list[str]:
         out = list(ANALYTES)
         for a in ANALYTES:
-            out += [f"{a}+{b}" for b in ANALYTES if b != a and overlap(a, b) >= OVERLAP_MIN]
+            out += [f"{a}+{b}" for b in ANALYTES if b != a and _interferes(a, b)]
         return out
 
     def held_out(self, structure: str) -> bool:
@@ -321,6 +326,12 @@ class Quantify(Family):
             "__module__": __name__,
         }
         return type(f"Quantify_{level}_{structure.replace('+', '_')}", (QuantifyTask,), attributes)
+
+
+def _interferes(key: str, other: str) -> bool:
+    """Whether ``other`` is a second absorber worth telling from ``key``: it absorbs at
+    ``key``'s peak, and its spectrum can be told from ``key``'s."""
+    return overlap(key, other) >= OVERLAP_MIN and alike(key, other) <= ALIKE_MAX
 
 
 def _standard(well: str, key: str) -> dict[str, Any]:

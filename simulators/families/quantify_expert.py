@@ -11,10 +11,13 @@ analyte unmixed from its spectrum.
    :data:`LOW_OD`, in :data:`LOW_UL` wells — the longest path a well holds — six times); the
    standard at :data:`LEVELS` of the sample's expected analyte, from the stock or from the
    survey's 1 in 10 well where a level needs less than :data:`MIN_UL` of stock; two water
-   blanks (three for a faint sample).
+   blanks (three for a faint sample); the second absorber's standard at the amount a sample
+   well holds, so that its shape where it overlaps the analyte is read as well as the
+   sample's. Water's near-infrared band read in every well of the
+   calibration tells a defect's short path (a bubble, a scratch): such a well is left out.
 3. Each well's blanked spectrum is fitted by the analyte's shape (the standards' of this read,
-   by least squares over their levels), the second absorber's and a constant: the analyte's
-   amount in µM. A robust straight line through
+   by least squares over their levels), the second absorber's (its matched well's) and a
+   constant: the analyte's amount in µM. A robust straight line through
    the standards' fitted against their nominal amounts is the calibration; the sample's mean is
    read off it.
 4. Uncertainty: the line's and the replicates' (:meth:`~labtools.demo.analysis.StandardCurve.
@@ -26,19 +29,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TypeVar
 
 import numpy as np
 
 from labtools.demo.analysis import StandardCurve
 from labtools.demo.labels import label_micromolar
 from labtools.instruments.liquid_handler import TipPolicy
-from labtools.simulators.tasks.scripting import Call, batch, nm, site_of
+from labtools.simulators.tasks.scripting import Call, batch, nm, short_of_path, site_of, water_band
 
 __all__ = ["GRID_NM", "quantify"]
 
-#: the spectra's wavelengths (nm): 41 points, so 14 wells stay under the reader's 600 values
-#: returned inline
+T = TypeVar("T")
+
+#: the spectra's wavelengths (nm): 41 points, so 14 wells a read stay under the reader's
+#: :data:`INLINE_VALUES` returned inline
 GRID_NM = np.arange(330.0, 731.0, 10.0)
+INLINE_VALUES = 600
 #: the calibration's aim: the sample's analyte band at this optical density [A: mid-range of
 #: the reader's accurate 0.1-2.0 OD]
 TARGET_OD = 0.8
@@ -97,7 +104,8 @@ def quantify(
     # the sample's analyte (µM, neat): from the neat well where enough of it reads in range
     neat, tenth = spectra[survey["neat"]] - blank, spectra[survey["tenth"]] - blank
     in_range = int(np.sum(np.isfinite(neat) & (neat < ACCURATE_OD))) >= len(basis) + 4
-    sample_um = _amounts(neat if in_range else tenth, basis)[0] * (1.0 if in_range else 10.0)
+    fit = _amounts(neat if in_range else tenth, basis) * (1.0 if in_range else 10.0)
+    sample_um = float(fit[0])
     peak = float(np.nanmax(shape)) * max(sample_um, 0.0)  # the analyte's own band, neat
 
     # 2. calibration: rows B (standards, blanks) and C (the sample)
@@ -106,7 +114,10 @@ def quantify(
     share = min(1.0, TARGET_OD / max(peak * scale, 1e-6))
     sample_ul = max(round(volume * share, 1), 10.0)
     sample_ul = volume if volume - sample_ul < MIN_UL else sample_ul
-    expected_um = max(sample_um, 1e-3) * sample_ul / volume  # the analyte in a sample well
+    # the analyte in a sample well; at least what the lowest level can be made at (the survey
+    # may see next to nothing of a faint analyte beside a strong second absorber)
+    lowest_um = MIN_UL / volume * std_um * 0.1  # MIN_UL of the survey's 1 in 10 standard
+    expected_um = max(sample_um * sample_ul / volume, lowest_um / LEVELS[0])
     faint = volume == LOW_UL  # near the limit of detection: twice the replicates
     samples = ["C1", "C2", "C3", "C4", "C5", "C6"] if faint else ["C1", "C2", "C3"]
     blanks = ["B6", "B7", "B8"] if faint else ["B6", "B7"]
@@ -123,6 +134,14 @@ def quantify(
         well = f"B{k + 1}"
         levels_um.append((well, actual_um))
         std_moves.append((source, _w(well), take))
+    matched = []  # the second absorber as much as a sample well holds (its shape, read alike)
+    if second is not None:
+        second_ul = max(float(fit[1]), 0.0) * sample_ul / 10.0  # µL of its stock
+        source, take = (
+            (second, second_ul) if second_ul >= MIN_UL else (_w(survey["second"]), second_ul * 10.0)
+        )
+        matched = ["B9"]
+        std_moves.append((source, _w("B9"), round(min(max(take, MIN_UL), volume), 1)))
     water_moves = [
         (water, _w(w), volume - v) for (_, w, v) in _by_well(std_moves) if volume - v >= MIN_UL
     ]
@@ -132,13 +151,19 @@ def quantify(
     _transfer(call, water_moves, "reuse")
     samples_in = [(sample, _w(w), sample_ul) for w in samples]
     _transfer(call, [*std_moves, *samples_in], "per_source")
-    wells = [w for w, _ in levels_um] + blanks + samples
-    spectra = _read(call, home, wells)
+    wells = [w for w, _ in levels_um] + blanks + samples + matched
+    spectra = _read(call, home, wells, path_check=True)
+    sound = _sound(spectra.pop("band"), wells)
+    levels_um = _kept([(w, um) for w, um in levels_um if w in sound], levels_um, 3)
+    blanks = _kept([w for w in blanks if w in sound], blanks, 1)
+    samples = _kept([w for w in samples if w in sound], samples, 2)
     blank = np.mean([spectra[w] for w in blanks], axis=0)
     # the analyte's shape again, from the five standards of this read (less noise than one)
     ladder = np.array([spectra[w] - blank for w, _ in levels_um])
     amounts = np.array([um for _, um in levels_um])
     basis[0] = np.sum(ladder * amounts[:, None], axis=0) / float(amounts @ amounts)
+    if matched and matched[0] in sound:
+        basis[1] = spectra[matched[0]] - blank
     fitted = {w: _amounts(spectra[w] - blank, basis)[0] for w in wells}
 
     # 3-4. the calibration line and the sample read off it
@@ -174,23 +199,46 @@ def _amounts(spectrum: np.ndarray, basis: list[np.ndarray]) -> np.ndarray:
     return np.asarray(coef[:-1])
 
 
-def _read(call: Call, home: str, wells: list[str]) -> dict[str, np.ndarray]:
+def _read(
+    call: Call, home: str, wells: list[str], *, path_check: bool = False
+) -> dict[str, np.ndarray]:
     """The plate into the reader, spectra of ``wells`` over :data:`GRID_NM` (NaN where over
-    range), and back to ``home``."""
+    range) and, with ``path_check``, their water band under ``"band"`` (in ``wells``' order),
+    and back to ``home``."""
     call("lh_move_plate", plate=PLATE, destination="reader")
-    data = call(
-        "reader_read_absorbance_spectrum",
-        plate=PLATE,
-        wells=wells,
-        start=nm(GRID_NM[0]),
-        stop=nm(GRID_NM[-1]),
-        step=nm(10),
-    )
+    out = {}
+    per_read = INLINE_VALUES // len(GRID_NM)  # wells whose spectra come back inline
+    for start in range(0, len(wells), per_read):
+        chunk = wells[start : start + per_read]
+        data = call(
+            "reader_read_absorbance_spectrum",
+            plate=PLATE,
+            wells=chunk,
+            start=nm(GRID_NM[0]),
+            stop=nm(GRID_NM[-1]),
+            step=nm(10),
+        )
+        for w in chunk:
+            values = data["values"][w]
+            out[w] = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+    if path_check:
+        bands = water_band(call, PLATE, wells)
+        out["band"] = np.array([bands[w] for w in wells])
     call("lh_move_plate", plate=PLATE, destination=home)
-    return {
-        w: np.array([np.nan if v is None else float(v) for v in data["values"][w]], dtype=float)
-        for w in wells
-    }
+    return out
+
+
+def _sound(bands: np.ndarray, wells: list[str]) -> set[str]:
+    """The wells whose water band is no defect's (:func:`~labtools.simulators.tasks.scripting.
+    short_of_path`) against the median of these wells, which hold one volume."""
+    median = float(np.median(bands))
+    return {w for w, b in zip(wells, bands, strict=True) if not short_of_path(b / median)}
+
+
+def _kept(sound: list[T], all_: list[T], least: int) -> list[T]:
+    """``sound``, unless fewer than ``least`` are left: then all of them (a defect read is
+    better than no reading)."""
+    return sound if len(sound) >= least else all_
 
 
 def _by_well(moves: Iterable[tuple[str, str, float]]) -> list[tuple[str, str, float]]:

@@ -52,7 +52,9 @@ from labtools.simulators.tasks.scripting import (
     nm,
     nnls,
     nominal_path_cm,
+    short_of_path,
     site_of,
+    water_band,
 )
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.tool import Arg, tool
@@ -100,13 +102,6 @@ OPAQUE_POINTS = 4  # the opaque well's highest readings averaged for the ceiling
 MARGIN = 0.05
 MARGIN_UL = 1.0
 TOP_UPS = 2  # read, top up; read, top up
-#: water's near-infrared band and its baseline (nm): their difference measures a well's path
-#: [V: Molecular Devices PathCheck note]
-WATER_BAND_NM = (977.0, 900.0)
-#: a well whose water band reads this much short of the others' (relative, per the table's
-#: path) has a defect's path (2.4 % of a plate's wells, a mean 9.5 % short: published profile);
-#: the band's read noise is 1-2 % of it [A]
-PATH_SHORTFALL = 0.05
 #: the mix never grows past this (µL): a reading that asks for more is a defect well (a bubble
 #: or a meniscus defect shortens its path: 2.4 % of wells, the published profile) or a mistake,
 #: not a shortfall, and the well must stay valid (150–250 µL)
@@ -433,21 +428,16 @@ def _working_dilutions(
 
 
 def _water_band(call: Call, wells: list[str]) -> dict[str, float]:
-    """Water's band (OD, :data:`WATER_BAND_NM`: the first less the second) in ``wells`` of
-    plate_1, which is in the reader."""
-    names = [w.partition(":")[2] for w in wells]
-    first, second = (
-        call("reader_read_absorbance", plate="plate_1", wavelength=nm(w), wells=names)["values"]
-        for w in WATER_BAND_NM
-    )
-    return {w: float(first[n] - second[n]) for w, n in zip(wells, names, strict=True)}
+    """:func:`~.scripting.water_band` of ``wells`` (``plate_1:<well>``) of plate_1."""
+    bands = water_band(call, "plate_1", [w.partition(":")[2] for w in wells])
+    return {w: bands[w.partition(":")[2]] for w in wells}
 
 
 def _path_factor(band_per_cm: float, sound_per_cm: float) -> float:
     """A well's path over the table's: its water band per cm of the table's path against the
-    sound wells'; 1 unless it falls :data:`PATH_SHORTFALL` short (a defect)."""
+    sound wells'; 1 unless it is a defect (:func:`~.scripting.short_of_path`)."""
     ratio = band_per_cm / sound_per_cm
-    return ratio if ratio < 1.0 - PATH_SHORTFALL else 1.0
+    return ratio if short_of_path(ratio) else 1.0
 
 
 def _made_up(od: np.ndarray, volume_ul: float) -> np.ndarray:

@@ -25,18 +25,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 
-from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
 from labtools.session import Anchors, Session, Submitted, Task
 from labtools.session.family import Family, InstanceName
 from labtools.session.process import Component, Rubric, blanks, bracketed, levels, references
 from labtools.session.process import replicates as replicated
 from labtools.simulators.families.anchors import anchors_of, record_anchors
-from labtools.simulators.families.levels import LEVEL, Level
+from labtools.simulators.families.levels import LEVEL
 from labtools.simulators.families.parts import (
     ANALYTES,
     HELD_OUT_PAIRS,
@@ -45,29 +44,23 @@ from labtools.simulators.families.parts import (
     analyte,
     overlap,
 )
-from labtools.simulators.profile import Parameter
-from labtools.simulators.published import load_profile
+from labtools.simulators.families.task import (
+    SAMPLE,
+    STANDARDS,
+    WASTE,
+    WATER,
+    WELL_UL,
+    FamilyTask,
+    log_uniform,
+)
 from labtools.simulators.tasks.scripting import caller, no_controls_um, nominal_path_cm
 from labtools.simulators.tasks.standard_curve import crps_normal
-from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
 
 __all__ = ["Quantify", "QuantifyTask"]
 
-WATER, STANDARD, SECOND, SAMPLE, WASTE = (
-    "reservoir:A1",
-    "reservoir:A2",
-    "reservoir:A3",
-    "reservoir:A10",
-    "reservoir:A11",
-)
-STOCK_UL = 15_000.0
-#: a standard's label tolerance (1 sd): a certified reference solution [A: 1 %, the expanded
-#: 2 % (k = 2) usual on a certificate of a photometric standard]
-STANDARD_TOLERANCE = 0.01
-#: a standard reads about this optical density diluted 1 in 10 in a 200 µL well [A]
-STANDARD_OD = 1.0
+STANDARD, SECOND = STANDARDS[:2]
 #: an interferent must absorb at least this share of its own peak at the analyte's peak [A]
 OVERLAP_MIN = 0.05
 #: and its spectrum must differ from the analyte's: at most this alike (:func:`~.parts.alike`)
@@ -78,7 +71,6 @@ ALIKE_MAX = 0.95
 SCALE = 0.05
 #: the process's share of the outcome: an experiment without controls scores at most half
 PROCESS_WEIGHT = 0.6
-WELL_UL = 200.0
 
 
 @dataclass(frozen=True)
@@ -126,30 +118,13 @@ RUBRIC = Rubric(
 )
 
 
-class QuantifyTask(Task):
+class QuantifyTask(FamilyTask):
     """One instance of :class:`Quantify` (its class attributes set by :meth:`Quantify.build`)."""
 
-    config = "labtools.simulators:family_lab.toml"
     rubric = RUBRIC
     limits = QuantifyLimits()
-    level: ClassVar[Level]
     analyte_key: ClassVar[str]
     interferent_key: ClassVar[str | None]
-
-    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
-        """The family's lab, its reader's noise raised by the level's factor."""
-        base = load_profile(profile)
-        factor = self.level.noise
-        noisier = {
-            "reader.absorbance.noise_floor": base.expected("reader.absorbance.noise_floor")
-            * factor,
-            "reader.absorbance.snr0": base.expected("reader.absorbance.snr0") / factor,
-        }
-        values = {
-            key: Parameter(key, base[key].unit, value, source=f"level {self.level.number}")
-            for key, value in noisier.items()
-        }
-        return super().build_lab(seed, base.with_values(values))
 
     # -- the hidden world ----------------------------------------------------------------------
     def truth(self, lab: Lab) -> dict[str, float]:
@@ -158,31 +133,23 @@ class QuantifyTask(Task):
 
     def _draw(self, rng: np.random.Generator) -> dict[str, float]:
         a = analyte(self.analyte_key)
-        od = _log_uniform(rng, self.level.od)
+        od = log_uniform(rng, self.level.od)
         out = {"analyte_um": od / (a.epsilon * nominal_path_cm(WELL_UL)) * 1e6}
         if self.interferent_key is not None:
-            at_peak = od * _log_uniform(rng, self.level.interferent_ratio)
+            at_peak = od * log_uniform(rng, self.level.interferent_ratio)
             share = overlap(self.analyte_key, self.interferent_key)
             b = analyte(self.interferent_key)
             out["interferent_um"] = at_peak / share / (b.epsilon * nominal_path_cm(WELL_UL)) * 1e6
         return out
 
     def prepare(self, lab: Lab, seed: int) -> None:
-        world = lab.shared["world"]
         truth = self.truth(lab)
+        standards = {STANDARD: self.analyte_key}
         sample = {self.analyte_key: truth["analyte_um"] * 1e-6}
-        world.fill_stock(_standard(STANDARD, self.analyte_key))
         if self.interferent_key is not None:
-            world.fill_stock(_standard(SECOND, self.interferent_key))
+            standards[SECOND] = self.interferent_key
             sample[self.interferent_key] = truth["interferent_um"] * 1e-6
-        world.fill(SAMPLE, Mixture.solution(STOCK_UL, sample), "sample")
-        # what is written on the containers, as the liquid handler shows it (lh_get_deck)
-        handler = lab.instruments["lh"]
-        if not isinstance(handler, PLRLiquidHandler):
-            raise TypeError(f"the family's lab needs a PyLabRobot liquid handler, not {handler!r}")
-        handler.labels.update(
-            {c: world.labels[c] for c in (STANDARD, SECOND, SAMPLE) if c in world.labels}
-        )
+        self.fill_reservoir(lab, standards, sample)
 
     def statement(self, lab: Lab) -> str:
         labels = lab.shared["world"].labels
@@ -334,28 +301,7 @@ def _interferes(key: str, other: str) -> bool:
     return overlap(key, other) >= OVERLAP_MIN and alike(key, other) <= ALIKE_MAX
 
 
-def _standard(well: str, key: str) -> dict[str, Any]:
-    """A certified standard of ``key`` that reads about :data:`STANDARD_OD` diluted 1 in 10:
-    its label rounded to two significant figures."""
-    a = analyte(key)
-    exact = 10.0 * STANDARD_OD / (a.epsilon * nominal_path_cm(WELL_UL)) * 1e6
-    label_um = float(f"{exact:.2g}")
-    return {
-        "well": well,
-        "species": key,
-        "concentration_uM": label_um,
-        "volume_ul": STOCK_UL,
-        "tolerance": STANDARD_TOLERANCE,
-        "label": f"{a.name} standard {label_um:g} µM ±1 %",
-    }
-
-
 def _label_um(label: str) -> float:
     from labtools.demo.labels import label_micromolar
 
     return label_micromolar(label)
-
-
-def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
-    low, high = bounds
-    return float(np.exp(rng.uniform(math.log(low), math.log(high))))

@@ -94,6 +94,25 @@ def test_a_scripted_rollout_earns_the_sessions_reward(task: str) -> None:
     assert env.session.terminated
     rewards = reward(completions=["", ""], environments=[env, other], prompts=[[], []])
     assert rewards == [expected, 0.0] and expected > 0.5
+    assert (env.get_reward(), other.get_reward()) == (expected, 0.0)  # TRL's own hook
+    # the episode has ended: a call after the submission is refused and moves nothing
+    after = json.loads(tools["lh_get_deck"]())
+    assert after["error"]["code"] and "ended" in after["error"]["message"]
+    assert env.get_reward() == expected
+
+
+@pytest.mark.parametrize("task", ["dye_quantification", "quantify/2/tartrazine+sunset_yellow"])
+def test_trl_offers_the_tools_and_no_other_method(task: str) -> None:
+    """The methods TRL's GRPOTrainer turns into tools: every public method but ``reset`` and
+    ``get_reward`` (its environment-owned reward), as its ``inspect.getmembers`` walk finds
+    them (trl/trainer/grpo_trainer.py)."""
+    env = environment_factory(task, secret=SECRET)()
+    offered = {
+        name
+        for name, _ in inspect.getmembers(env, predicate=inspect.ismethod)
+        if name not in ("reset", "get_reward") and not name.startswith("_")
+    }
+    assert offered == set(env.session.tool_names())
 
 
 def test_refusals_and_stray_arguments_come_back_as_text() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ class Session:
         self.episode_id: str | None = None
         self.seed: int | None = None
         self.usage = Usage()
+        self._spent: Usage | None = None  # the usage when the episode ended
         self.terminated = False
         self.truncated = False
         self._stocks: set[str] = set()
@@ -106,6 +108,7 @@ class Session:
             self.lab.journal = Journal(journal)
         self.task.prepare(self.lab, world_seed)
         self.usage = Usage()
+        self._spent = None
         self.terminated = self.truncated = False
         if not self._stocks:  # the labelled stocks come with the lab's configuration
             self._stocks = set(_labels(self.lab.state()))
@@ -161,7 +164,10 @@ class Session:
             raw = rubric.combine(raw, process["process"]) if process else 0.0
         validity = self.task.validity(self.lab) if self.terminated else 0.0
         normalized = self.task.anchors.normalize(raw) if self.terminated else 0.0
-        efficiency = max(0.0, 1.0 - self.usage.fraction(self.task.budget))
+        # an ended episode's efficiency is what it spent up to its end: calls a trainer's loop
+        # makes past the submission are refused and cost nothing
+        spent = self._spent if self.done and self._spent is not None else self.usage
+        efficiency = max(0.0, 1.0 - spent.fraction(self.task.budget))
         total = normalized * validity * (0.9 + 0.1 * efficiency)
         return Reward(
             total=total,
@@ -210,7 +216,7 @@ class Session:
                 "the episode has ended" if self.done else "no episode has started",
                 hint="the trainer calls reset(seed) to start one",
             )
-            self.usage.calls += 1
+            self.usage.calls += 1  # a step taken (OpenEnv's step count), not the episode's
             return ToolResult.failure(error)
         result = await self.lab.acall(name, arguments, progress=progress)
         verb = name.partition("_")[2] if isinstance(name, str) else ""
@@ -222,6 +228,7 @@ class Session:
         elif self.usage.exceeded(self.task.budget):
             self.truncated = True
         if self.done:
+            self._spent = replace(self.usage, wells=set(self.usage.wells))
             self.lab.journal.record(
                 {
                     "event": "end",

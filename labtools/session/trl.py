@@ -1,13 +1,17 @@
 """A TRL ``environment_factory`` over sessions: one method per tool, the reward at the end.
 
-TRL (``GRPOTrainer(environment_factory=..., reward_funcs=[reward])``) builds instances with no
-arguments, calls ``reset(**row)`` with each dataset row, and offers the model every public
-method of the class as a tool, its JSON schema read from the signature and the Google-style
-docstring (transformers' ``get_json_schema``). :func:`environment_factory` makes that class for
-a task: each tool's parameters are typed from its input schema; a parameter that is an object,
-or a list of objects, is a ``dict`` (or a ``list`` of them) — ``get_json_schema`` cannot state
-their inner schema, so the parameter's description ends with it as JSON. Nothing here imports
-TRL (the ``trl`` extra installs it and transformers).
+TRL (``GRPOTrainer(environment_factory=...)``) builds instances with no arguments, calls
+``reset(**row)`` with each dataset row, scores a finished rollout with the instance's
+``get_reward()`` (the environment owns its reward: ``reward_funcs`` is then optional; the
+module-level :func:`reward` does the same for trainers that take reward functions only), and
+offers the model every other public method of the class as a tool, its JSON schema read from
+the signature and the Google-style docstring (transformers' ``get_json_schema``).
+:func:`environment_factory` makes that class for a task: each tool's parameters are typed from
+its input schema; a parameter that is an object, or a list of objects, is a ``dict`` (or a
+``list`` of them) — ``get_json_schema`` cannot state their inner schema, so the parameter's
+description ends with it as JSON. Nothing here imports TRL (the ``trl`` extra installs it and
+transformers). TRL's trainer has no episode-end hook: an episode ends at its submission or its
+budget, and later calls are refused and cost nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +52,13 @@ class LabToolEnv:
         episode_seed = operator.index(seed) if seed is not None else fresh_seed()
         return str(self.session.reset(episode_seed)["task"])
 
+    def get_reward(self) -> float:
+        """The episode's ``score().total`` (0 for an episode that did not end by a submission):
+        what TRL calls once per finished rollout when the environment owns its reward. An
+        episode ends at its submission or its budget; every tool call after that is refused
+        ("the episode has ended"), so a rollout that goes on changes nothing."""
+        return float(self.session.score().total)
+
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         """The text a model reads back: the data, or ``{"error": {code, message, field,
         hint}}`` (a refusal, which changes nothing), compact JSON."""
@@ -61,7 +72,7 @@ def reward(
     ``score().total`` (0 for an episode that did not end by a submission)."""
     if environments is None:
         raise ValueError("reward needs environments= (GRPOTrainer with environment_factory)")
-    return [env.session.score().total for env in environments]
+    return [env.get_reward() for env in environments]
 
 
 def environment_factory(

@@ -82,27 +82,14 @@ def test_eval_cli_without_an_agent_tabulates_every_agent() -> None:
     lines = table.stdout.splitlines()
     assert lines[0] == f"{task}: seeds 0-2"
     assert lines[1].split() == ["agent", "normalised", "pass^3", "reward", "raw", "calls"]
-    assert [line.split()[0] for line in lines[2:]] == [
-        "expert",
-        "naive",
-        "random",
-        "prior",
-        "inversion",
-        "no_controls",
-    ]
+    agents = ["expert", "naive", "random", "prior", "inversion", "no_controls"]
+    assert [line.split()[0] for line in lines[2:]] == agents
     assert "not implemented by the task" in lines[-1]
     as_json = subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=300)
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
     assert report["task"] == task and report["seeds"] == 3 and report["k"] == 3
-    assert list(report["agents"]) == [
-        "expert",
-        "naive",
-        "random",
-        "prior",
-        "inversion",
-        "no_controls",
-    ]
+    assert list(report["agents"]) == agents
     assert report["agents"]["no_controls"] is None
     assert report["agents"]["expert"]["mean_normalized"] >= EXPERT_AT_LEAST
     assert report["agents"]["inversion"]["mean_normalized"] <= SHORTCUT_AT_MOST

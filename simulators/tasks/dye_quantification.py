@@ -28,7 +28,7 @@ from labtools.simulators.tasks.scripting import (
     caller,
     nm,
     nominal_path_cm,
-    nominal_plate_od,
+    one_reading,
     ul,
     with_tip,
 )
@@ -214,22 +214,11 @@ class DyeQuantification(Task):
         """Shortcut: the sample's spectrum read once, neat (200 µL), the nominal plate's OD taken
         off, unmixed with the library's spectra over the nominal path; no standard, blank or
         replicate."""
-        call = caller(session)
-        call("lh_transfer", **batch([(SAMPLE, "plate_1:A1", 200.0)], "new", channels=[0]))
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        values = call(
-            "reader_read_absorbance_spectrum",
-            plate="plate_1",
-            wells=["A1"],
-            start=nm(360),
-            stop=nm(720),
-            step=nm(4),
-        )["values"]["A1"]
         wavelengths = np.arange(360.0, 721.0, 4.0)
+        sample = one_reading(caller(session), [(SAMPLE, "plate_1:A1", 200.0)], wavelengths)
         library = SpeciesLibrary.default()
         path = nominal_path_cm(200.0)
         basis = np.column_stack([library[d].absorptivity(wavelengths) * path * 1e-6 for d in DYES])
-        sample = np.array(values, dtype=float) - nominal_plate_od()
         _submit_all(session, dict(zip(DYES, map(float, _unmix(basis, sample)), strict=True)))
 
 

@@ -41,7 +41,7 @@ from labtools.session.process import (
     usable_reading,
 )
 from labtools.simulators.tasks.dye_quantification import DyeLimits
-from labtools.simulators.tasks.scripting import batch, caller, nm, nominal_path_cm, nominal_plate_od
+from labtools.simulators.tasks.scripting import batch, caller, nm, nominal_path_cm, one_reading
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude, qty
@@ -280,20 +280,9 @@ class DyeStability(Task):
         baseline): the best fit names the dye, its scale the concentration, and the verdict
         follows with the library's batch spread (3 %) for its sd; no standard, blank or
         replicate."""
-        call = caller(session)
         moves = [(WATER, "plate_1:A1", WELL_UL - SAMPLE_UL), (STOCK, "plate_1:A1", SAMPLE_UL)]
-        call("lh_transfer", **batch(moves, channels=[0]))
-        call("lh_move_plate", plate="plate_1", destination="reader")
-        values = call(
-            "reader_read_absorbance_spectrum",
-            plate="plate_1",
-            wells=["A1"],
-            start=nm(380),
-            stop=nm(600),
-            step=nm(4),
-        )["values"]["A1"]
         wavelengths = np.arange(380.0, 601.0, 4.0)
-        sample = np.array(values, dtype=float) - nominal_plate_od()
+        sample = one_reading(caller(session), moves, wavelengths)
         library, path = SpeciesLibrary.default(), nominal_path_cm(WELL_UL)
         fits = {}
         for dye in DYES:

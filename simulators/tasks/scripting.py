@@ -27,6 +27,7 @@ __all__ = [
     "nominal_path_cm",
     "nominal_plate_od",
     "one",
+    "one_reading",
     "short_of_path",
     "site_of",
     "ul",
@@ -148,3 +149,24 @@ def water_band(call: Call, plate: str, wells: list[str]) -> dict[str, float]:
 def short_of_path(ratio: float) -> bool:
     """Whether a well whose water band is ``ratio`` times its like wells' has a defect's path."""
     return ratio < 1.0 - PATH_SHORTFALL
+
+
+def one_reading(
+    call: Call,
+    moves: list[tuple[str, str, float]],
+    wavelengths_nm: np.ndarray,
+) -> np.ndarray:
+    """The experiments without controls' one reading: ``moves`` on channel 0 (a new tip each)
+    into plate_1:A1, the plate into the reader, A1's spectrum over ``wavelengths_nm`` (evenly
+    spaced) less the nominal plate's OD (:func:`nominal_plate_od`)."""
+    call("lh_transfer", **batch(moves, "new", channels=[0]))
+    call("lh_move_plate", plate="plate_1", destination="reader")
+    values = call(
+        "reader_read_absorbance_spectrum",
+        plate="plate_1",
+        wells=["A1"],
+        start=nm(float(wavelengths_nm[0])),
+        stop=nm(float(wavelengths_nm[-1])),
+        step=nm(float(wavelengths_nm[1] - wavelengths_nm[0])),
+    )["values"]["A1"]
+    return np.array(values, dtype=float) - nominal_plate_od()

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from labtools.session import Session
-from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET, evaluate
+from labtools.session.evaluate import (
+    CALIBRATION_SECRET,
+    DEV_SECRET,
+    TABLE_AGENTS,
+    evaluate,
+    implements,
+)
 from labtools.session.family import InstanceName, UnknownInstance
 from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
 from labtools.session.splits import (
@@ -132,27 +138,32 @@ def test_the_list_counts_the_families_instances() -> None:
     assert f"{load_family(FAMILY).count()} instances" in line
 
 
-@pytest.mark.parametrize("name", ["quantify", "mixture"])
+@pytest.mark.parametrize("name", ["quantify", "mixture", "hypothesis"])
 @pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
 def test_every_level_grades_its_agents(name: str, level: int) -> None:
     """Under the dev secret, seeds 0-11 over the level's training structures: the expert
     ≥ 0.9 normalised, the experiment without controls ≤ 0.5, the shortcuts and the naive
-    protocol ≤ 0.2, and the expert's rewards graded (neither all 0 nor all 1)."""
+    protocol ≤ 0.2 (and, where the agent states its hypothesis, a trivial claim and a wrong
+    verdict), and the expert's rewards graded (neither all 0 nor all 1)."""
     family = load_family(name)
     instances = [str(i) for i in split_instances(family, "train") if i.level == level]
     if len(instances) > 500:  # a family of many structures: a fixed sample of them
         instances = instances[:: len(instances) // 97]
     rewards: dict[str, list[float]] = {}
-    for agent in ("expert", "no_controls", "naive", "prior", "inversion"):
-        for seed in SEEDS:
-            instance = instances[seed % len(instances)]
-            with Session(instance, secret=DEV_SECRET) as session:
-                report = evaluate(instance, agent, [seed], k=1, session=session)
-            rewards.setdefault(agent, []).append(report.mean_normalized)
+    for seed in SEEDS:
+        instance = instances[seed % len(instances)]
+        with Session(instance, secret=DEV_SECRET) as session:
+            for agent in TABLE_AGENTS:
+                if agent != "random" and implements(session.task, agent):
+                    report = evaluate(instance, agent, [seed], k=1, session=session)
+                    rewards.setdefault(agent, []).append(report.mean_normalized)
     mean = {agent: sum(r) / len(r) for agent, r in rewards.items()}
     assert mean["expert"] >= 0.9, mean
     assert mean["no_controls"] <= 0.5, mean
-    for shortcut in ("naive", "prior", "inversion"):
+    shortcuts = {"naive", "prior", "inversion", "trivial", "wrong_verdict"} & set(mean)
+    assert shortcuts >= {"naive", "prior", "inversion"}
+    assert name != "hypothesis" or shortcuts >= {"trivial", "wrong_verdict"}
+    for shortcut in shortcuts:
         assert mean[shortcut] <= 0.2, mean
     assert len({round(r, 6) for r in rewards["expert"]}) > 1
 

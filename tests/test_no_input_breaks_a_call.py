@@ -49,6 +49,8 @@ TASKS = [
     *task_ids(),
     "quantify/3/tartrazine+sunset_yellow",
     "mixture/2/tartrazine+brilliant_blue+methylene_blue",
+    "equilibrium/3/phenol_red+sunset_yellow+ph3-10",
+    "hypothesis/2/tartrazine+brilliant_blue+methylene_blue",
 ]
 
 
@@ -152,6 +154,30 @@ def test_no_input_breaks_a_submit_tool(sessions, tmp_path, task: str, data) -> N
     assert events[0]["tool"] == tool
     if result.ok:
         assert events[-1]["event"] == "end"
+
+
+@SETTINGS
+@given(data=st.data())
+def test_no_input_breaks_a_stated_hypothesis_or_its_verdict(sessions, data) -> None:
+    """The hypothesis family's two tools: a refused claim leaves the stated one and the world
+    as they were; with a claim stated, its verdict is refused or ends the episode, as any
+    submission."""
+    session = sessions[next(t for t in TASKS if t.startswith("hypothesis/"))]
+    session.reset(0)
+    session.call_tool("state_hypothesis", {"claim": "at least 2 present"}).unwrap()
+    before, stated = session.lab.state(), "at least 2 present"
+    for tool in ("state_hypothesis", "submit_hypothesis"):
+        arguments = data.draw(llm_arguments(session.lab.tool_spec(tool).input_schema))
+        result = session.call_tool(tool, arguments)
+        check_refusal(result)
+        if result.ok and tool == "state_hypothesis":
+            stated = result.data["claim"]
+        if not result.ok:
+            assert session.task.state()["hypothesis"] == stated
+            assert session.task.submission is None and not session.done
+            assert session.lab.state() == before, f"refused {tool} changed state: {result.error}"
+    reward = session.score()
+    assert 0.0 <= reward.total <= 1.0 and "unscorable" not in reward.components
 
 
 @pytest.mark.parametrize("tool", ["lh_aspirate", "reader_read_absorbance", "spec_acquire_dark"])

@@ -38,6 +38,8 @@ TASKS = [
     *task_ids(),
     "quantify/3/tartrazine+sunset_yellow",
     "mixture/2/tartrazine+brilliant_blue+methylene_blue",
+    "equilibrium/3/phenol_red+sunset_yellow+ph3-10",
+    "hypothesis/2/tartrazine+brilliant_blue+methylene_blue",
 ]
 
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from labtools.session.evaluate import DEV_SECRET, evaluate, implements
+from labtools.session.evaluate import DEV_SECRET, TABLE_AGENTS, evaluate, implements
 from labtools.session.registry import task_ids
 from labtools.session.session import Session
 
@@ -82,7 +82,8 @@ def test_eval_cli_without_an_agent_tabulates_every_agent() -> None:
     lines = table.stdout.splitlines()
     assert lines[0] == f"{task}: seeds 0-2"
     assert lines[1].split() == ["agent", "normalised", "pass^3", "reward", "raw", "calls"]
-    agents = ["expert", "naive", "random", "prior", "inversion", "no_controls"]
+    agents = list(TABLE_AGENTS)
+    assert agents[:6] == ["expert", "naive", "random", "prior", "inversion", "no_controls"]
     assert [line.split()[0] for line in lines[2:]] == agents
     assert "not implemented by the task" in lines[-1]
     as_json = subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=300)

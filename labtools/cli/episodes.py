@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labtools.cli import models
+
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from labtools.session.evaluate import EvalReport
+    from labtools.session.models import ModelRunner
+    from labtools.session.pool import EpisodeResult, TaskEvaluation
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from labtools.session.splits import SPLITS, TEST_SECRET_ENV
 
-    evaluate = sub.add_parser("eval", help="run a scripted agent on a task over many seeds")
+    evaluate = sub.add_parser(
+        "eval", help="run scripted agents (and a model: --model) on tasks over many seeds"
+    )
     evaluate.add_argument(
         "--task", action="append", help="task id (repeatable; default: every task)"
     )
@@ -96,6 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="write every episode as a chat-with-tool-calls record, one JSONL file per task",
     )
+    models.add_options(evaluate)
     evaluate.set_defaults(func=_eval)
 
     replay = sub.add_parser("replay", help="re-run an episode journal and diff the results")
@@ -107,14 +117,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET, TABLE_AGENTS
-    from labtools.session.registry import task_ids
-
     if args.list:
         _list()
         return 0
-    if args.family or args.split or args.level:
-        return _eval_families(args)
+    with contextlib.ExitStack() as stack:
+        try:
+            runner = models.open_runner(args)
+        except (ValueError, ImportError) as exc:  # a bad option, no API key, no SDK
+            print(f"labtools eval: {exc}", file=sys.stderr)
+            return 2
+        if runner is not None:
+            stack.enter_context(runner)
+        if args.family or args.split or args.level:
+            return _eval_families(args, runner)
+        return _eval_tasks(args, runner)
+
+
+def _eval_tasks(args: argparse.Namespace, runner: ModelRunner | None) -> int:
+    """Tasks: one table (or JSON object, or line per agent) per task."""
+    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET, TABLE_AGENTS
+    from labtools.session.registry import task_ids
+
     tasks = args.task or task_ids()
     unknown = [t for t in tasks if ":" not in t and t not in task_ids()]  # or module:Class
     if unknown:
@@ -142,20 +165,31 @@ def _eval(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         print(f"labtools eval: {exc}", file=sys.stderr)
         return 2
+    failed = 0
     with pool:
+        trajectories = args.export is not None
+        if runner is not None:  # first: the model's episodes run beside the scripted ones
+            from labtools.session.pool import episodes
+
+            label = runner.model.label
+            model_work = [
+                runner.submit(episodes(t, [label], seeds, secret), trajectories=trajectories)
+                for t in tasks
+            ]
         evaluations = pool.evaluate_tasks(
-            tasks, agents, seeds, args.k, secret=secret, trajectories=args.export is not None
+            tasks, agents, seeds, args.k, secret=secret, trajectories=trajectories
         )
-        for task, evaluation in zip(tasks, evaluations, strict=True):
+        for n, (task, evaluation) in enumerate(zip(tasks, evaluations, strict=True)):
+            if runner is not None:
+                evaluation, count = _with_model(evaluation, model_work[n], args.k)
+                failed += count
             if args.export is not None:  # first: the episodes are written whatever follows
                 _export(Path(args.export), evaluation.task, evaluation.results)
             if args.calibrate:
                 anchors = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
                 print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
-            elif args.agent is None:
-                _table(evaluation.task, evaluation.reports, seeds, args.k, args.json)
             else:
-                _one_agent(evaluation.task, args.agent, evaluation.reports, args.json)
+                _print(evaluation.task, evaluation.reports, seeds, args)
             sys.stdout.flush()
     if not args.calibrate and args.k > len(seeds):
         print(
@@ -163,7 +197,37 @@ def _eval(args: argparse.Namespace) -> int:
             f"and {len(seeds)} ran (--k {len(seeds)} or less reports it)",
             file=sys.stderr,
         )
-    return 0
+    return _model_status(failed)
+
+
+def _with_model(
+    evaluation: TaskEvaluation, futures: list[Future[EpisodeResult]], k: int
+) -> tuple[TaskEvaluation, int]:
+    """``evaluation`` with the model's row, once its episodes are done; and its failures."""
+    from labtools.session.models import with_model
+
+    done = [f.result() for f in futures]
+    return with_model(evaluation, done, k), models.report_failures(evaluation.task, done)
+
+
+def _model_status(failed: int) -> int:
+    if not failed:
+        return 0
+    print(
+        f"labtools eval: {failed} model episode(s) failed after the SDK's retries (exit "
+        f"status {models.FAILED_EPISODES})",
+        file=sys.stderr,
+    )
+    return models.FAILED_EPISODES
+
+
+def _print(task: str, reports: dict[str, EvalReport | None], seeds: range, args: Any) -> None:
+    """The table of every agent (no ``--agent``), or one line (or object) per agent."""
+    if args.agent is None:
+        _table(task, reports, seeds, args.k, args.json)
+        return
+    for agent in reports:
+        _one_agent(task, agent, reports, args.json)
 
 
 def _list() -> None:
@@ -189,13 +253,13 @@ def _list() -> None:
     )
 
 
-def _eval_families(args: argparse.Namespace) -> int:
+def _eval_families(args: argparse.Namespace, runner: ModelRunner | None) -> int:
     """Families level by level: one table (or JSON object) per level; with ``--calibrate``
     each level's anchors on the training split's structures."""
     from labtools.session import Anchors
     from labtools.session.evaluate import CALIBRATION_SECRET, TABLE_AGENTS
     from labtools.session.family import LEVELS
-    from labtools.session.pool import BackendUnavailable, EpisodePool
+    from labtools.session.pool import BackendUnavailable, EpisodePool, level_episodes
     from labtools.session.registry import UnknownTask, family_ids, load_family
     from labtools.session.splits import MissingSecret, split_instances, split_secret
 
@@ -230,6 +294,7 @@ def _eval_families(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         print(f"labtools eval: {exc}", file=sys.stderr)
         return 2
+    failed = 0
     with pool:
         for family in loaded:
             instances = split_instances(family, split)
@@ -240,9 +305,15 @@ def _eval_families(args: argparse.Namespace) -> int:
                     return 2
                 mine = [str(i) for i in instances if i.level == level]
                 label = f"{family.id}/{level}"
+                if runner is not None:  # beside the scripted episodes, on the same instances
+                    work = level_episodes(mine, [runner.model.label], seeds, secret)
+                    model_work = runner.submit(work)
                 evaluation = pool.evaluate_level(
                     mine, agents, seeds, args.k, label=label, secret=secret
                 )
+                if runner is not None:
+                    evaluation, count = _with_model(evaluation, model_work, args.k)
+                    failed += count
                 if args.calibrate:
                     raw = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
                     print(
@@ -251,10 +322,8 @@ def _eval_families(args: argparse.Namespace) -> int:
                         )
                     )
                     measured[level] = raw
-                elif args.agent is None:
-                    _table(label, evaluation.reports, seeds, args.k, args.json)
                 else:
-                    _one_agent(label, args.agent, evaluation.reports, args.json)
+                    _print(label, evaluation.reports, seeds, args)
                 sys.stdout.flush()
             if args.calibrate and args.save_anchors:
                 where = family.record_anchors(
@@ -264,7 +333,7 @@ def _eval_families(args: argparse.Namespace) -> int:
                     }
                 )
                 print(f"anchors of {family.id} written to {where}", file=sys.stderr)
-    return 0
+    return _model_status(failed)
 
 
 def _pass_k(report: EvalReport, width: int = 0) -> str:
@@ -300,16 +369,28 @@ def _one_agent(task: str, agent: str, reports: dict[str, EvalReport | None], as_
             "k",
             "pass_k",
             "mean_cost",
+            *(_MODEL_KEYS if report.mean_tokens is not None else ()),
         )
         print(json.dumps({key: out[key] for key in keys}))
         return
     cost = ", ".join(f"{k} {v:g}" for k, v in report.mean_cost.items())
+    tokens = ""
+    if report.mean_tokens is not None:
+        tokens = (
+            f"  tokens: in {report.mean_tokens['input_tokens']:g}, out "
+            f"{report.mean_tokens['output_tokens']:g}  errors {report.errors}"
+        )
     print(
         f"{report.task:<22} {report.agent:<11} seeds {report.seeds:<4} "
         f"mean reward {report.mean_reward:.3f} (normalised "
         f"{report.mean_normalized:.3f})  pass^{report.k} {_pass_k(report)}  "
-        f"mean raw {report.mean_raw:.3f}  cost: {cost}"
+        f"mean raw {report.mean_raw:.3f}  cost: {cost}{tokens}"
     )
+
+
+#: what a model's report adds to the scripted agents' (``--model``): per episode, the API's
+#: token counts; the episodes an error ended
+_MODEL_KEYS = ("mean_tokens", "errors")
 
 
 def _table(
@@ -317,29 +398,43 @@ def _table(
 ) -> None:
     """Every table agent on a task: a small table, or one JSON object with an entry per
     agent (``null`` for a shortcut the task does not implement)."""
+    keys = ("mean_normalized", "pass_k", "mean_reward", "mean_raw", "mean_cost")
     if as_json:
         agents = {
             name: None
             if r is None
             else {
                 key: r.as_dict()[key]
-                for key in ("mean_normalized", "pass_k", "mean_reward", "mean_raw", "mean_cost")
+                for key in keys + (_MODEL_KEYS if r.mean_tokens is not None else ())
             }
             for name, r in reports.items()
         }
         print(json.dumps({"task": task_id, "seeds": len(seeds), "k": k, "agents": agents}))
         return
+    # a model's row (--model) widens the agent column and adds its tokens and errors
+    tokens = any(r is not None and r.mean_tokens is not None for r in reports.values())
+    width = max(11, *(len(name) for name in reports)) if tokens else 11
+    extra = f" {'in tok':>9} {'out tok':>8} {'errors':>6}" if tokens else ""
     print(f"{task_id}: seeds {seeds.start}-{seeds.stop - 1}")
     print(
-        f"  {'agent':<11} {'normalised':>10} {f'pass^{k}':>7} {'reward':>7} {'raw':>6} {'calls':>6}"
+        f"  {'agent':<{width}} {'normalised':>10} {f'pass^{k}':>7} {'reward':>7} {'raw':>6} "
+        f"{'calls':>6}{extra}"
     )
     for name, r in reports.items():
         if r is None:
-            print(f"  {name:<11} {'not implemented by the task':>40}")
+            print(f"  {name:<{width}} {'not implemented by the task':>40}")
             continue
+        extra = ""
+        if tokens:
+            t = r.mean_tokens
+            extra = (
+                f" {'-':>9} {'-':>8} {'-':>6}"
+                if t is None
+                else f" {t['input_tokens']:>9.0f} {t['output_tokens']:>8.0f} {r.errors:>6}"
+            )
         print(
-            f"  {name:<11} {r.mean_normalized:>10.3f} {_pass_k(r, 7)} {r.mean_reward:>7.3f} "
-            f"{r.mean_raw:>6.3f} {r.mean_cost.get('calls', 0.0):>6.1f}"
+            f"  {name:<{width}} {r.mean_normalized:>10.3f} {_pass_k(r, 7)} {r.mean_reward:>7.3f} "
+            f"{r.mean_raw:>6.3f} {r.mean_cost.get('calls', 0.0):>6.1f}{extra}"
         )
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, Turn, result_json, run_call, run_turns
+from labtools.providers.calls import (
+    AgentRun,
+    ToolCall,
+    Turn,
+    result_json,
+    run_call,
+    run_turns,
+    token_counts,
+)
 
 __all__ = ["run_agent", "tool_result_message"]
 
@@ -47,10 +55,12 @@ def run_agent(
     *,
     system: str | None = None,
     max_tokens: int = 4096,
+    run: AgentRun | None = None,
 ) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
-    ``client`` is an ``anthropic.Anthropic``.
+    ``client`` is an ``anthropic.Anthropic``; ``run``: the record to fill
+    (:func:`~labtools.providers.calls.run_turns`).
     """
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     tools = lab.tools("anthropic")
@@ -60,11 +70,12 @@ def run_agent(
         message = client.messages.create(
             model=model, max_tokens=max_tokens, messages=messages, tools=tools, **extra
         )
+        tokens = token_counts(message.usage, "input_tokens", "output_tokens")
         reply, calls = tool_result_message(message, lab)
         if reply is None:
-            return calls, "".join(b.text for b in message.content if b.type == "text")
+            return calls, "".join(b.text for b in message.content if b.type == "text"), tokens
         content = [b.model_dump(exclude_none=True) for b in message.content]
         messages.extend(({"role": "assistant", "content": content}, reply))
-        return calls, None
+        return calls, None, tokens
 
-    return run_turns(turn, max_turns, lab)
+    return run_turns(turn, max_turns, lab, run)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, Turn, run_call, run_turns
+from labtools.providers.calls import AgentRun, ToolCall, Turn, run_call, run_turns, token_counts
 
 __all__ = ["function_response_content", "run_agent"]
 
@@ -46,10 +46,12 @@ def run_agent(
     max_turns: int = 20,
     *,
     system: str | None = None,
+    run: AgentRun | None = None,
 ) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
-    ``client`` is a ``google.genai.Client``.
+    ``client`` is a ``google.genai.Client``; ``run``: the record to fill
+    (:func:`~labtools.providers.calls.run_turns`).
     """
     from google.genai import types
 
@@ -65,13 +67,15 @@ def run_agent(
 
     def turn() -> Turn:
         response = client.models.generate_content(model=model, contents=contents, config=config)
+        usage = response.usage_metadata
+        tokens = token_counts(usage, "prompt_token_count", "candidates_token_count")
         reply, calls = function_response_content(response, lab)
         if reply is None:
-            return calls, _text(response)
+            return calls, _text(response), tokens
         contents.extend((response.candidates[0].content, reply))
-        return calls, None
+        return calls, None, tokens
 
-    return run_turns(turn, max_turns, lab)
+    return run_turns(turn, max_turns, lab, run)
 
 
 def _text(response: Any) -> str:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from labtools.host import ToolHost
-from labtools.providers.calls import AgentRun, ToolCall, Turn, result_json, run_call, run_turns
+from labtools.providers.calls import (
+    AgentRun,
+    ToolCall,
+    Turn,
+    result_json,
+    run_call,
+    run_turns,
+    token_counts,
+)
 
 __all__ = ["chat_tool_messages", "responses_tool_outputs", "run_agent"]
 
@@ -57,18 +65,25 @@ def run_agent(
     *,
     api: Literal["responses", "chat"] = "responses",
     instructions: str | None = None,
+    run: AgentRun | None = None,
 ) -> AgentRun:
     """Let ``model`` work on ``prompt`` with the lab's tools until it answers or ``max_turns``.
 
-    ``client`` is an ``openai.OpenAI``; ``api`` picks the Responses or Chat Completions API.
+    ``client`` is an ``openai.OpenAI``; ``api`` picks the Responses or Chat Completions API;
+    ``run``: the record to fill (:func:`~labtools.providers.calls.run_turns`).
     """
-    if api == "chat":
-        return _run_chat(client, model, lab, prompt, max_turns, instructions)
-    return _run_responses(client, model, lab, prompt, max_turns, instructions)
+    loop = _run_chat if api == "chat" else _run_responses
+    return loop(client, model, lab, prompt, max_turns, instructions, run)
 
 
 def _run_responses(
-    client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
+    client: Any,
+    model: str,
+    lab: ToolHost,
+    prompt: str,
+    max_turns: int,
+    instructions: str | None,
+    run: AgentRun | None,
 ) -> AgentRun:
     items: list[Any] = [{"role": "user", "content": prompt}]
     tools = lab.tools("openai-responses")
@@ -77,18 +92,25 @@ def _run_responses(
         response = client.responses.create(
             model=model, input=items, tools=tools, store=False, instructions=instructions
         )
+        tokens = token_counts(response.usage, "input_tokens", "output_tokens")
         outputs, calls = responses_tool_outputs(response, lab)
         if not calls:
-            return calls, response.output_text
+            return calls, response.output_text, tokens
         items.extend(item.model_dump(exclude_none=True) for item in response.output)
         items.extend(outputs)
-        return calls, None
+        return calls, None, tokens
 
-    return run_turns(turn, max_turns, lab)
+    return run_turns(turn, max_turns, lab, run)
 
 
 def _run_chat(
-    client: Any, model: str, lab: ToolHost, prompt: str, max_turns: int, instructions: str | None
+    client: Any,
+    model: str,
+    lab: ToolHost,
+    prompt: str,
+    max_turns: int,
+    instructions: str | None,
+    run: AgentRun | None,
 ) -> AgentRun:
     messages: list[Any] = [{"role": "system", "content": instructions}] if instructions else []
     messages.append({"role": "user", "content": prompt})
@@ -96,12 +118,13 @@ def _run_chat(
 
     def turn() -> Turn:
         completion = client.chat.completions.create(model=model, messages=messages, tools=tools)
+        tokens = token_counts(completion.usage, "prompt_tokens", "completion_tokens")
         message = completion.choices[0].message
         replies, calls = chat_tool_messages(message, lab)
         if not calls:
-            return calls, message.content
+            return calls, message.content, tokens
         messages.append(message.model_dump(exclude_none=True))
         messages.extend(replies)
-        return calls, None
+        return calls, None, tokens
 
-    return run_turns(turn, max_turns, lab)
+    return run_turns(turn, max_turns, lab, run)

@@ -1,6 +1,8 @@
 """Scripted agents for evaluation: the task's expert and naive protocols, its shortcuts
 (``prior``, ``inversion``: answers without measuring; ``no_controls``: one uncalibrated
-reading), and a random agent."""
+reading; for a task whose agent states its own hypothesis, ``trivial``: a claim the prior
+settles, and ``wrong_verdict``: the expert's test with its verdict turned round), and a random
+agent."""
 
 from __future__ import annotations
 
@@ -70,6 +72,8 @@ AGENTS: dict[str, Agent] = {
     "prior": lambda session, seed: session.task.prior(session),
     "inversion": lambda session, seed: session.task.inversion(session),
     "no_controls": lambda session, seed: session.task.no_controls(session),
+    "trivial": lambda session, seed: getattr(session.task, "trivial")(session),  # noqa: B009
+    "wrong_verdict": lambda session, seed: getattr(session.task, "wrong_verdict")(session),  # noqa: B009
 }
 #: the agents a task defines only if it can (:func:`labtools.session.evaluate.implements`)
-SHORTCUTS = ("prior", "inversion", "no_controls")
+SHORTCUTS = ("prior", "inversion", "no_controls", "trivial", "wrong_verdict")

@@ -36,11 +36,24 @@ __all__ = [
 CALIBRATION_SECRET = "labtools calibration"
 DEV_SECRET = "labtools evaluation"
 #: the agents ``labtools eval`` tabulates per task when no agent is named
-TABLE_AGENTS = ("expert", "naive", "random", "prior", "inversion", "no_controls")
+TABLE_AGENTS = (
+    "expert",
+    "naive",
+    "random",
+    "prior",
+    "inversion",
+    "no_controls",
+    "trivial",
+    "wrong_verdict",
+)
 
 
 @dataclass(frozen=True)
 class EvalReport:
+    """An agent's episodes on a task, summarised; a model's report (``labtools eval
+    --model``) also has ``mean_tokens`` (per episode, the API's counts) and ``errors`` (its
+    episodes an API failure ended, scored as they stood)."""
+
     task: str
     agent: str
     seeds: int
@@ -50,6 +63,8 @@ class EvalReport:
     mean_normalized: float
     mean_raw: float
     mean_cost: dict[str, float]
+    mean_tokens: dict[str, float] | None = None
+    errors: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,7 +134,7 @@ def implements(task: Task, agent: str) -> bool:
     if agent not in AGENTS:
         raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
     if agent in SHORTCUTS:
-        return getattr(type(task), agent) is not getattr(Task, agent)
+        return getattr(type(task), agent, None) not in (None, getattr(Task, agent, None))
     return True
 
 

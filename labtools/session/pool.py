@@ -59,6 +59,7 @@ __all__ = [
     "Worker",
     "episodes",
     "import_ray",
+    "level_episodes",
     "make_backend",
     "reports",
 ]
@@ -89,7 +90,9 @@ class EpisodeResult:
     """An episode's reward and usage; ``task`` is the task's id (``episode.task`` may be a
     ``module:Class`` reference). ``episode_id`` and ``trajectory`` (a
     :mod:`~labtools.session.trajectory` record, when asked for) are left out of equality:
-    the episode id is random."""
+    the episode id is random. A model's episode (:mod:`labtools.session.models`) has
+    ``tokens`` (the API's counts, summed over its turns) and ``error`` (what ended it early:
+    an API failure after the SDK's retries); a scripted one has neither."""
 
     episode: Episode
     task: str
@@ -99,6 +102,8 @@ class EpisodeResult:
     truncated: bool
     episode_id: str = field(default="", compare=False)
     trajectory: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    tokens: dict[str, int] | None = None
+    error: str | None = None
 
 
 class Worker:
@@ -328,6 +333,22 @@ def episodes(
     return [Episode(task, agent, seed, secret) for agent in agents for seed in seeds]
 
 
+def level_episodes(
+    instances: Sequence[str], agents: Iterable[str], seeds: Iterable[int], secret: str
+) -> list[Episode]:
+    """A family level's episodes: seed ``s`` plays ``instances[s % len(instances)]``, ordered
+    instance by instance (a worker keeps its session)."""
+    seeds = list(seeds)
+    return sorted(
+        (
+            Episode(instances[seed % len(instances)], agent, seed, secret)
+            for agent in agents
+            for seed in seeds
+        ),
+        key=lambda e: (e.task, e.agent, e.seed),
+    )
+
+
 def reports(results: Iterable[EpisodeResult], k: int = 3) -> dict[tuple[str, str], EvalReport]:
     """The :class:`~labtools.session.evaluate.EvalReport` of each (task, agent), from its
     results in the order given (as :func:`~labtools.session.evaluate.evaluate` makes it)."""
@@ -425,15 +446,7 @@ class EpisodePool:
         seeds, agents = list(seeds), list(agents)
         probe = load_task(instances[0])
         mine = [a for a in agents if implements(probe, a)]
-        work = sorted(
-            (
-                Episode(instances[seed % len(instances)], agent, seed, secret)
-                for agent in mine
-                for seed in seeds
-            ),
-            key=lambda e: (e.task, e.agent, e.seed),
-        )
-        done = self.run(work, trajectories=trajectories)
+        done = self.run(level_episodes(instances, mine, seeds, secret), trajectories=trajectories)
         by_agent: dict[str, list[EpisodeResult]] = {}
         for result in done:
             by_agent.setdefault(result.episode.agent, []).append(result)

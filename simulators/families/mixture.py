@@ -84,7 +84,7 @@ TAU = 0.1  # concentration tolerance: a 10 % error costs a factor e^-1 (dye_quan
 PROCESS_WEIGHT = 0.6
 
 
-def _rubric(candidates: tuple[str, ...]) -> Rubric:
+def rubric(candidates: tuple[str, ...]) -> Rubric:
     stocks = STANDARDS[: len(candidates)]
     return Rubric(
         (
@@ -243,9 +243,13 @@ class MixtureTask(FamilyTask):
         )
 
     def no_controls(self, session: Session) -> None:
-        """Shortcut: the sample's spectrum read once neat, the nominal plate's OD taken off,
-        unmixed with the library's spectra over the nominal path (the same subset choice as
-        the expert's); no standard, blank or replicate."""
+        """Shortcut: :meth:`uncalibrated`'s concentrations."""
+        self._submit(session, self.uncalibrated(session))
+
+    def uncalibrated(self, session: Session) -> dict[str, float]:
+        """Each candidate's concentration (µM) from the sample's spectrum read once neat, the
+        nominal plate's OD taken off, unmixed with the library's spectra over the nominal path
+        (the same subset choice as the expert's); no standard, blank or replicate."""
         from labtools.simulators.families.protocol import GRID_NM, PLATE, read, select
 
         call = caller(session)
@@ -256,7 +260,7 @@ class MixtureTask(FamilyTask):
         basis = [library[k].absorptivity(GRID_NM) * path * 1e-6 for k in self.candidates]
         spectrum = read(call, home, ["A1"])["A1"] - nominal_plate_od()
         found = select(spectrum, basis)
-        self._submit(session, dict(zip(self.candidates, map(float, found), strict=True)))
+        return dict(zip(self.candidates, map(float, found), strict=True))
 
     @staticmethod
     def _read_neat(session: Session) -> Call:
@@ -302,7 +306,7 @@ class Mixture(Family):
             "title": f"Which of {len(keys)} analytes a sample holds, and how much",
             "budget": LEVEL[level].budget,
             "anchors": anchors_of(self.id, level),
-            "rubric": _rubric(keys),
+            "rubric": rubric(keys),
             "level": LEVEL[level],
             "candidates": keys,
             "submit": _submit_tool(keys),

@@ -1,0 +1,617 @@
+"""The ``equilibrium`` family: an acid-base indicator's apparent pKa in the lab's buffers, with
+its uncertainty, from absorbance spectra.
+
+Structures: ``<indicator>+<buffers>`` or ``<indicator>+<screen>+<buffers>`` over
+:data:`INDICATORS` (the library's two-form species whose forms the plate reader tells apart),
+:data:`BUFFER_SETS` (which of the library's pH 2-11 buffers are on the deck: eight one unit
+apart, or five two units apart) and an optional *screen*, a pH-independent dye in the
+indicator's stock that absorbs where one of its forms does (a screened indicator, as methyl
+orange with indigo carmine [L]). A buffer set is offered with an indicator only where it holds
+a buffer on each side of the indicator's pKa that keeps it in one form
+(:data:`PURE_UNITS`) whatever the pKa's spread. Levels (:data:`LEVEL`) set the stock's
+strength, the screen's share, the reader's noise and the budget.
+
+Hidden truth per seed: the indicator's apparent pKa in these buffers, the library's value off by
+:data:`PKA_SPREAD` (1 sd); each buffer's real pH, its label off by :data:`BUFFER_PH_SD` (as
+``indicator_pka``'s buffers); the stock's concentration (its strongest form's optical density
+neat, log-uniform in the level's range) and the screen's (its share of one form's peak,
+log-uniform in the level's range); the screen's dye lot (``species.toml``); the instruments.
+The library's pKa and spectra (:meth:`EquilibriumTask.inversion`,
+:meth:`EquilibriumTask.no_controls`) do not give the apparent pKa; spectra across the buffers,
+fitted as two forms (:mod:`labtools.simulators.tasks.pka_fit`), do.
+
+Reward: raw = exp(−CRPS(N(p̂, σ̂²), pKa′) / :data:`SCALE`), a strictly proper score of the
+stated pKa and uncertainty, times the process rubric (a blank, the indicator read all in its
+acid form and all in its base form, replicate wells), weight :data:`PROCESS_WEIGHT`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+import numpy as np
+
+from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
+from labtools.errors import OutOfRange
+from labtools.lab import Lab
+from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.session.family import Family, InstanceName
+from labtools.session.process import Component, Episode, Rubric, blanks, replicates
+from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
+from labtools.simulators.families.levels import Level
+from labtools.simulators.families.parts import (
+    EPSILON_MIN,
+    HELD_OUT_PAIRS,
+    HELD_OUT_SPECIES,
+    PEAK_NM,
+    analyte,
+)
+from labtools.simulators.families.quantify import ALIKE_MAX, OVERLAP_MIN
+from labtools.simulators.families.task import STOCK_UL, WASTE, WATER, WELL_UL, FamilyTask
+from labtools.simulators.families.task import log_uniform as draw_log_uniform
+from labtools.simulators.tasks.indicator_pka import PkaLimits, buffers_of
+from labtools.simulators.tasks.scripting import caller, nominal_path_cm
+from labtools.simulators.tasks.standard_curve import crps_normal
+from labtools.simulators.world import Mixture, SpeciesLibrary
+from labtools.simulators.world.species import Species
+from labtools.tool import Arg, tool
+
+__all__ = [
+    "BUFFER_SETS",
+    "INDICATORS",
+    "LEVEL",
+    "Equilibrium",
+    "EquilibriumTask",
+    "pure_form_reads",
+]
+
+#: the indicator's stock (the screen, where the structure names one, is in it)
+INDICATOR = "reservoir:A2"
+#: the buffers' columns, in the order of a set's buffers (most acidic first)
+BUFFER_COLUMNS = tuple(f"reservoir:A{i}" for i in range(3, 11))
+#: the library's pH 2-11 series (one buffer per pH unit, 100 mM) and how each is labelled
+BUFFERS = {
+    2: ("buffer_ph2", "glycine-HCl"),
+    3: ("buffer_ph3", "citrate"),
+    4: ("buffer_ph4", "acetate"),
+    5: ("buffer_ph5", "acetate"),
+    6: ("buffer_ph6", "MES"),
+    7: ("buffer_ph7", "phosphate"),
+    8: ("buffer_ph8", "Tris-HCl"),
+    9: ("buffer_ph9", "borate"),
+    10: ("buffer_ph10", "carbonate"),
+    11: ("buffer_ph11", "CAPS"),
+}
+#: which buffers a structure puts on the deck, by name [A: eight one unit apart fill the
+#: reservoir's free columns; five two units apart leave the transition one or two buffers]
+BUFFER_SETS: dict[str, tuple[int, ...]] = {
+    "ph2-9": tuple(range(2, 10)),
+    "ph3-10": tuple(range(3, 11)),
+    "ph4-11": tuple(range(4, 12)),
+    "ph2-10by2": (2, 4, 6, 8, 10),
+    "ph3-11by2": (3, 5, 7, 9, 11),
+}
+#: a buffer's real pH off its label (1 sd) [A: as indicator_pka's buffers (BufferPhErrors):
+#: the usual tolerance of a prepared laboratory buffer checked on a calibrated meter]
+BUFFER_PH_SD = 0.02
+#: the apparent pKa in these buffers off the library's value (1 sd) [A, from the spread of one
+#: indicator's published values: bromophenol blue 3.9-4.1 [L], phenol red 7.67 at I = 0.15 M
+#: against 8.06 at infinite dilution [V], cresol red ~7.8 in seawater against ~8.2 at low
+#: ionic strength [V2/L] (species.toml's sources); ionic strength, medium, temperature and the
+#: lot's purity each move it]
+PKA_SPREAD = 0.2
+#: the drawn shift is kept within this many spreads [A], so that every structure's buffers
+#: still hold both pure forms (:data:`PURE_UNITS`)
+PKA_TRUNCATE = 2.5
+#: a buffer this many pH units beyond the pKa holds ≥ 95 % of the indicator in one form:
+#: log10(19) [C]; a *pure form* reading
+PURE_UNITS = math.log10(19.0)
+#: the score's scale in pH units [A: half indicator_pka's 0.1: buffers labelled ±0.02 let a
+#: calibrated two-form fit reach 0.02-0.03, and the published spread (:data:`PKA_SPREAD`)
+#: then scores near 0]
+SCALE = 0.05
+#: the process's share of the outcome, as the other families'
+PROCESS_WEIGHT = 0.6
+#: held out of training (``test-ood`` only), besides the screens of
+#: :data:`~.parts.HELD_OUT_SPECIES` [A: one of the six, whose sibling phenol red (the same
+#: chromophore) trains]
+HELD_OUT_INDICATORS = frozenset({"cresol_red"})
+#: (screen class, buffer spacing) never combined in training [A: each seen, never together]
+HELD_OUT_COMBINATIONS = frozenset({("fluorophore", "sparse")})
+
+#: each level's physics and budget. ``od``: the stock's optical density neat in a 200 µL well
+#: at its stronger form's peak (library ε, nominal path) [A: level 1's is diluted about 4-12
+#: fold into the buffers; level 5's, half stock and half buffer in a 300 µL well, reads its
+#: stronger form at 0.07-0.26 OD, 25-85 times the level's tripled 0.003 OD noise floor];
+#: ``interferent_ratio``, ``noise``: as the shared levels' (a screen's optical density at the
+#: peak of the form it overlaps most, over that form's); the budget: three survey wells and two
+#: blanks beside the buffers in triplicate fit in the wells (six of eight buffers at level 5)
+#: [A]
+LEVEL = {
+    1: Level(
+        1,
+        (3.0, 10.0),
+        SHARED_LEVEL[1].interferent_ratio,
+        SHARED_LEVEL[1].noise,
+        Budget(calls=150, tips=96, reagent_ul=12_000, wells=96),
+    ),
+    2: Level(
+        2,
+        (1.5, 5.0),
+        SHARED_LEVEL[2].interferent_ratio,
+        SHARED_LEVEL[2].noise,
+        Budget(calls=120, tips=64, reagent_ul=11_000, wells=72),
+    ),
+    3: Level(
+        3,
+        (0.6, 2.0),
+        SHARED_LEVEL[3].interferent_ratio,
+        SHARED_LEVEL[3].noise,
+        Budget(calls=100, tips=48, reagent_ul=10_000, wells=48),
+    ),
+    4: Level(
+        4,
+        (0.25, 0.8),
+        SHARED_LEVEL[4].interferent_ratio,
+        SHARED_LEVEL[4].noise,
+        Budget(calls=80, tips=32, reagent_ul=10_000, wells=32),
+    ),
+    5: Level(
+        5,
+        (0.1, 0.35),
+        SHARED_LEVEL[5].interferent_ratio,
+        SHARED_LEVEL[5].noise,
+        Budget(calls=60, tips=24, reagent_ul=10_000, wells=24),
+    ),
+}
+
+
+# -- the parts ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Indicator:
+    """What the package says of an indicator: the library's figures (a published reference)."""
+
+    key: str
+    name: str
+    pka: float
+    #: each form's band maximum within :data:`~.parts.PEAK_NM` (nm) and ε there (M⁻¹ cm⁻¹)
+    peak_nm: Mapping[str, float]
+    epsilon: Mapping[str, float]
+
+    @property
+    def strong(self) -> str:
+        """The form that absorbs most (at its own peak)."""
+        return max(self.epsilon, key=lambda f: self.epsilon[f])
+
+
+def _grid() -> np.ndarray:
+    return np.arange(PEAK_NM[0], PEAK_NM[1] + 0.5, 1.0)
+
+
+@functools.cache
+def indicator(key: str) -> Indicator:
+    """The library's figures of ``key``, checked against the indicator criteria: two forms,
+    each absorbing at least :data:`~.parts.EPSILON_MIN` within :data:`~.parts.PEAK_NM`, their
+    spectra told apart (at most :data:`~.quantify.ALIKE_MAX` alike)."""
+    species = SpeciesLibrary.default()[key]
+    if set(species.forms) != {"acid", "base"} or species.pka is None:
+        raise ValueError(f"{key} is not a two-form indicator")
+    grid = _grid()
+    spectra = {f: species.forms[f].absorptivity(grid) for f in ("acid", "base")}
+    peak = {f: float(grid[int(np.argmax(s))]) for f, s in spectra.items()}
+    epsilon = {f: float(s.max()) for f, s in spectra.items()}
+    if min(epsilon.values()) < EPSILON_MIN:
+        raise ValueError(f"{key}: a form absorbs below ε {EPSILON_MIN:g} in the reader's band")
+    if _cosine(spectra["acid"], spectra["base"]) > ALIKE_MAX:
+        raise ValueError(f"{key}: its two forms are too alike to tell apart")
+    return Indicator(key, species.name, float(species.pka), peak, epsilon)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / math.sqrt(float(a @ a) * float(b @ b)))
+
+
+def _is_indicator(key: str) -> bool:
+    try:
+        indicator(key)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def indicators() -> tuple[str, ...]:
+    """The library's indicators that :func:`indicator` admits, in library order."""
+    library = SpeciesLibrary.default()
+    return tuple(k for k in library if library[k].kind == "indicator" and _is_indicator(k))
+
+
+#: the indicators, in a fixed order (instance names depend on it) [A: every two-form species of
+#: the library that the criteria admit]
+INDICATORS = (
+    "bromophenol_blue",
+    "bromothymol_blue",
+    "p_nitrophenol",
+    "phenol_red",
+    "cresol_red",
+    "pyranine",
+)
+
+
+def overlapped_form(indicator_key: str, screen: str) -> tuple[str, float]:
+    """The form of ``indicator_key`` at whose peak ``screen`` absorbs most, relative to its own
+    peak, and that share (0-1)."""
+    ind = indicator(indicator_key)
+    species = SpeciesLibrary.default()[screen]
+    peak = analyte(screen).epsilon
+    shares = {f: float(species.absorptivity(ind.peak_nm[f])) / peak for f in ("acid", "base")}
+    form = max(shares, key=lambda f: shares[f])
+    return form, shares[form]
+
+
+def screens_of(indicator_key: str) -> list[str]:
+    """The analytes that screen ``indicator_key``: absorbing at least :data:`~.quantify.
+    OVERLAP_MIN` of their peak at one form's, and told apart from both forms."""
+    from labtools.simulators.families.parts import ANALYTES
+
+    library = SpeciesLibrary.default()
+    grid = np.arange(PEAK_NM[0], PEAK_NM[1] + 0.5, 2.0)
+    forms = [library[indicator_key].forms[f].absorptivity(grid) for f in ("acid", "base")]
+    out = []
+    for key in ANALYTES:
+        spectrum = np.asarray(library[key].absorptivity(grid), dtype=float)
+        if overlapped_form(indicator_key, key)[1] < OVERLAP_MIN:
+            continue
+        if all(_cosine(spectrum, form) <= ALIKE_MAX for form in forms):
+            out.append(key)
+    return out
+
+
+def buffers_fit(indicator_key: str, buffers: str) -> bool:
+    """Whether the buffer set ``buffers`` holds a buffer :data:`PURE_UNITS` below and one above
+    every pKa the indicator may have (its library value ± :data:`PKA_TRUNCATE` spreads)."""
+    margin = PURE_UNITS + PKA_TRUNCATE * PKA_SPREAD
+    pka = indicator(indicator_key).pka
+    phs = BUFFER_SETS[buffers]
+    return min(phs) <= pka - margin and max(phs) >= pka + margin
+
+
+def spacing(buffers: str) -> str:
+    """``"sparse"`` for a set two units apart, else ``"full"``."""
+    phs = BUFFER_SETS[buffers]
+    return "sparse" if phs[1] - phs[0] > 1 else "full"
+
+
+def buffer_label(ph: int) -> str:
+    """A buffer's label, as ``indicator_pka``'s lab labels its buffers."""
+    return f"buffer pH {ph:.2f} ±{BUFFER_PH_SD:.2f} ({BUFFERS[ph][1]}, 100 mM)"
+
+
+def stock_label(indicator_key: str, screen: str | None) -> str:
+    """The stock's label: what it holds, not how much."""
+    text = f"{indicator(indicator_key).name} stock in water"
+    if screen is not None:
+        text += f", screened with {analyte(screen).name}"
+    return text + " (concentration not stated)"
+
+
+# -- the rubric --------------------------------------------------------------------------------
+def _apparent_pka(episode: Episode, instance: str) -> float | None:
+    hidden = getattr(episode.shared.get("world"), "hidden_truth", None)
+    truth = hidden().get(f"task/{instance}") if callable(hidden) else None
+    return float(truth["pka"]) if isinstance(truth, Mapping) and "pka" in truth else None
+
+
+def pure_form_reads(episode: Episode, labelled: Mapping[str, float], pka: float) -> float:
+    """Half for the indicator (:data:`INDICATOR`) read in a buffer (``labelled``: container →
+    labelled pH) at least :data:`PURE_UNITS` below ``pka`` (its acid form's spectrum), half for
+    one at least that far above (its base form's)."""
+    phs = []
+    for reading in episode.of([INDICATOR]):
+        held = [(reading.contents.get(c, 0.0), c) for c in labelled]
+        volume, container = max(held, default=(0.0, ""))
+        if volume > 0:
+            phs.append(labelled[container])
+    acid = any(p <= pka - PURE_UNITS for p in phs)
+    base = any(p >= pka + PURE_UNITS for p in phs)
+    return 0.5 * acid + 0.5 * base
+
+
+def _rubric(instance: str, labelled: Mapping[str, float]) -> Rubric:
+    solvents = (WATER, *labelled)
+
+    def forms(episode: Episode) -> float:
+        pka = _apparent_pka(episode, instance)
+        return 0.0 if pka is None else pure_form_reads(episode, labelled, pka)
+
+    return Rubric(
+        (
+            Component(
+                "blank",
+                0.3,
+                lambda e: blanks(e, [INDICATOR], solvents),
+                "a water, buffer or empty-well blank on each plate the indicator was read on",
+            ),
+            Component(
+                "pure_forms",
+                0.4,
+                forms,
+                "the indicator read all in its acid form (a buffer ≥ 1.28 pH units below its "
+                "pKa) and all in its base form (≥ 1.28 above): half each",
+            ),
+            Component(
+                "replicates",
+                0.3,
+                lambda e: replicates(e, [INDICATOR], copies=3, conditions=min(5, len(labelled))),
+                "five indicator-in-buffer conditions (all of a set of fewer) in triplicate",
+            ),
+        ),
+        weight=PROCESS_WEIGHT,
+        note="The stated uncertainty is scored by the outcome itself (CRPS, strictly proper).",
+    )
+
+
+# -- the task ----------------------------------------------------------------------------------
+class EquilibriumTask(FamilyTask):
+    """One instance of :class:`Equilibrium` (its class attributes set by
+    :meth:`Equilibrium.build`)."""
+
+    limits = PkaLimits()
+    indicator_key: ClassVar[str]
+    screen_key: ClassVar[str | None]
+    #: container → pH (its label's) of each buffer on the deck, most acidic first
+    buffer_ph: ClassVar[Mapping[str, int]]
+
+    # -- the hidden world ----------------------------------------------------------------------
+    def truth(self, lab: Lab) -> dict[str, float]:
+        """The apparent pKa and the stock's concentrations (µM) this seed drew (trainers and
+        scoring only)."""
+        return dict(lab.shared["world"].hidden(f"task/{self.id}", self._draw))
+
+    def _draw(self, rng: np.random.Generator) -> dict[str, float]:
+        ind = indicator(self.indicator_key)
+        shift = float(rng.standard_normal())
+        while abs(shift) > PKA_TRUNCATE:
+            shift = float(rng.standard_normal())
+        path = nominal_path_cm(WELL_UL)
+        od = draw_log_uniform(rng, self.level.od)
+        stock_um = od / (ind.epsilon[ind.strong] * path) * 1e6
+        out = {"pka": ind.pka + PKA_SPREAD * shift, "indicator_um": stock_um}
+        if self.screen_key is not None:
+            form, _ = overlapped_form(self.indicator_key, self.screen_key)
+            wanted = draw_log_uniform(rng, self.level.interferent_ratio) * ind.epsilon[form]
+            screen = SpeciesLibrary.default()[self.screen_key]
+            out["screen_um"] = wanted * stock_um / float(screen.absorptivity(ind.peak_nm[form]))
+        return out
+
+    def prepare(self, lab: Lab, seed: int) -> None:
+        """The indicator's apparent pKa and each buffer's real pH into the world's library; the
+        stock and the buffers into the reservoir, their labels on the deck."""
+        world = lab.shared["world"]
+        library = SpeciesLibrary.default()
+        truth = self.truth(lab)
+        world.species.put(dataclasses.replace(library[self.indicator_key], pka=truth["pka"]))
+        labels = {}
+        for container, ph in self.buffer_ph.items():
+            key = BUFFERS[ph][0]
+            real = world.hidden(f"species/{key}/ph", _around(float(ph)))
+            world.species.put(_with_ph(library[key], real))
+            labels[container] = buffer_label(ph)
+            world.fill_stock(
+                {
+                    "well": container,
+                    "species": key,
+                    "concentration_uM": 100_000.0,
+                    "volume_ul": STOCK_UL,
+                    "label": labels[container],
+                }
+            )
+        molar = {self.indicator_key: truth["indicator_um"] * 1e-6}
+        if self.screen_key is not None:
+            molar[self.screen_key] = truth["screen_um"] * 1e-6
+        labels[INDICATOR] = stock_label(self.indicator_key, self.screen_key)
+        world.fill(INDICATOR, Mixture.solution(STOCK_UL, molar), labels[INDICATOR])
+        handler = lab.instruments["lh"]
+        if not isinstance(handler, PLRLiquidHandler):
+            raise TypeError(f"a family's lab needs a PyLabRobot liquid handler, not {handler!r}")
+        handler.labels.update(labels)
+
+    def statement(self, lab: Lab) -> str:
+        labels = lab.shared["world"].labels
+        ind = indicator(self.indicator_key)
+        screened = ""
+        if self.screen_key is not None:
+            screened = (
+                f" The stock also holds {analyte(self.screen_key).name}, a dye that absorbs "
+                "whatever the pH (a screened indicator)."
+            )
+        buffers = "; ".join(f"{c}: '{labels[c]}'" for c in self.buffer_ph)
+        return (
+            f"Determine the apparent pKa of {ind.name}, an acid-base indicator, in the lab's "
+            f"buffers: it need not be the published value (ionic strength, medium and lot move "
+            f"it). {INDICATOR} holds its stock ('{labels[INDICATOR]}').{screened} Buffers in "
+            f"the reservoir: {buffers}; the ± is one standard deviation of the real pH. Water "
+            f"at {WATER}, a waste trough at {WASTE}. lh_get_deck shows the deck: two 96-well "
+            "plates, tip racks, the plate reader and a spectrometer. Indicator added to a "
+            "buffer takes the buffer's pH. Submit once with submit_equilibrium: the pKa and "
+            "its standard uncertainty (one standard deviation, everything included). Reward: "
+            f"exp(-CRPS / {SCALE}), with CRPS the continuous ranked probability score of a "
+            "normal distribution with your pKa and uncertainty against the true apparent pKa, "
+            "times how sound the experiment was (a blank, the indicator read where it is all "
+            "in its acid form and where it is all in its base form, replicate wells)."
+        )
+
+    @tool(name="submit_equilibrium", destructive=True)
+    async def submit(
+        self,
+        pka: Annotated[float, Arg("The indicator's apparent pKa in these buffers.", within="pka")],
+        uncertainty: Annotated[
+            float, Arg("Its standard uncertainty: one standard deviation.", within="uncertainty")
+        ],
+    ) -> Submitted:
+        """Submit the indicator's apparent pKa and its uncertainty. Ends the episode."""
+        for name, value in (("pka", pka), ("uncertainty", uncertainty)):
+            if not math.isfinite(value):
+                raise OutOfRange(f"the {name} must be a finite number", field=f"/{name}")
+        self.submission = {"pka": float(pka), "uncertainty": float(uncertainty)}
+        return {"received": True}
+
+    def score(self, lab: Lab) -> dict[str, float]:
+        if self.submission is None:
+            return {"raw": 0.0}
+        truth = self.truth(lab)["pka"]
+        guess, sd = self.submission["pka"], self.submission["uncertainty"]
+        crps = crps_normal(guess, sd, truth)
+        return {"raw": math.exp(-crps / SCALE), "error": guess - truth, "crps": crps}
+
+    # -- scripted protocols --------------------------------------------------------------------
+    def expert(self, session: Session) -> None:
+        """:func:`~.equilibrium_expert.apparent_pka` (survey, buffers in triplicate, a global
+        two-form fit)."""
+        from labtools.simulators.families.equilibrium_expert import apparent_pka
+
+        pka, sd = apparent_pka(
+            caller(session),
+            stock=INDICATOR,
+            water=WATER,
+            published_pka=indicator(self.indicator_key).pka,
+            wells=self.budget.wells,
+        )
+        self._submit(session, pka, sd)
+
+    def naive(self, session: Session) -> None:
+        """The stock 1 in 10 in each buffer, one well each, one unblanked reading at the
+        library's peak of the base form; the pH where the reading crosses half its maximum
+        (linear interpolation); half a buffer step as the uncertainty."""
+        from labtools.simulators.families.equilibrium_expert import half_max_ph, one_in_ten
+
+        call = caller(session)
+        buffers = buffers_of(call("lh_get_deck")["labels"])
+        wavelength = indicator(self.indicator_key).peak_nm["base"]
+        values = one_in_ten(call, INDICATOR, buffers, wavelength_nm=wavelength)
+        ph = np.array([p for _, p, _ in buffers])
+        step = float(np.median(np.diff(ph)))
+        self._submit(session, half_max_ph(ph, values), step / 2.0)
+
+    def prior(self, session: Session) -> None:
+        """Shortcut: no reading; the middle of the labelled buffers' pH range, ± a uniform
+        prior's sd over it (from the labels alone)."""
+        ph = [p for _, p, _ in buffers_of(caller(session)("lh_get_deck")["labels"])]
+        low, high = min(ph), max(ph)
+        self._submit(session, (low + high) / 2.0, (high - low) / math.sqrt(12.0))
+
+    def inversion(self, session: Session) -> None:
+        """Shortcut: no reading; the library's pKa, ± the published spread the package states
+        (:data:`PKA_SPREAD`)."""
+        self._submit(session, indicator(self.indicator_key).pka, PKA_SPREAD)
+
+    def no_controls(self, session: Session) -> None:
+        """Shortcut: :func:`~.equilibrium_expert.uncontrolled`: the stock 1 in 10 once in each
+        buffer within a unit of the library's pKa, no blank, replicate or pure form; each
+        spectrum unmixed with the library's spectra of the forms (and the screen's)."""
+        from labtools.simulators.families.equilibrium_expert import uncontrolled
+
+        library = SpeciesLibrary.default()
+        ind = library[self.indicator_key]
+        basis = {"acid": ind.forms["acid"], "base": ind.forms["base"]}
+        screen = None if self.screen_key is None else library[self.screen_key]
+        pka, sd = uncontrolled(
+            caller(session),
+            stock=INDICATOR,
+            published_pka=indicator(self.indicator_key).pka,
+            forms=basis,
+            screen=screen,
+        )
+        self._submit(session, pka, sd)
+
+    @staticmethod
+    def _submit(session: Session, pka: float, sd: float) -> None:
+        value = pka if math.isfinite(pka) else 7.0
+        spread = sd if math.isfinite(sd) and sd >= 0 else 1.0
+        caller(session)(
+            "submit_equilibrium",
+            pka=round(min(max(value, 0.0), 14.0), 4),
+            uncertainty=round(min(spread, 14.0), 4),
+        )
+
+
+def _around(ph: float) -> Any:
+    return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
+
+
+def _with_ph(species: Species, ph: float) -> Species:
+    return dataclasses.replace(species, ph=ph)
+
+
+class Equilibrium(Family):
+    """An indicator's apparent pKa in the lab's buffers (:mod:`.equilibrium`)."""
+
+    id = "equilibrium"
+    title = "Determine an indicator's apparent pKa in the lab's buffers, with its uncertainty"
+
+    def structures(self) -> list[str]:
+        return list(_structures())
+
+    def held_out(self, structure: str) -> bool:
+        keys = structure.split("+")
+        species = keys[:-1]
+        if (HELD_OUT_SPECIES | HELD_OUT_INDICATORS) & set(species):
+            return True
+        kinds = {SpeciesLibrary.default()[k].kind for k in species}
+        if any(pair <= kinds for pair in HELD_OUT_PAIRS):
+            return True
+        screen_kind = analyte(keys[1]).kind if len(keys) == 3 else None
+        return (screen_kind, spacing(keys[-1])) in HELD_OUT_COMBINATIONS
+
+    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
+        return record_anchors(self.id, measured)
+
+    def build(self, level: int, structure: str) -> type[Task]:
+        keys = structure.split("+")
+        name = str(InstanceName(self.id, level, structure))
+        phs = BUFFER_SETS[keys[-1]]
+        containers = dict(zip(BUFFER_COLUMNS, phs, strict=False))
+        screen = keys[1] if len(keys) == 3 else None
+        title = f"The apparent pKa of {indicator(keys[0]).name}"
+        if screen is not None:
+            title += f" screened with {analyte(screen).name}"
+        attributes = {
+            "id": name,
+            "title": title + f" (buffers pH {phs[0]}-{phs[-1]})",
+            "budget": LEVEL[level].budget,
+            "anchors": anchors_of(self.id, level),
+            "rubric": _rubric(name, {c: float(p) for c, p in containers.items()}),
+            "level": LEVEL[level],
+            "indicator_key": keys[0],
+            "screen_key": screen,
+            "buffer_ph": containers,
+            "__module__": __name__,
+        }
+        cls_name = f"Equilibrium_{level}_{structure.replace('+', '_').replace('-', '_')}"
+        return type(cls_name, (EquilibriumTask,), attributes)
+
+
+@functools.cache
+def _structures() -> list[str]:
+    """Every indicator with every buffer set that fits it, unscreened and with each screen:
+    screen by screen (none first), buffer set by buffer set, indicator by indicator, so that
+    any run of consecutive structures (a level's seeds cycle over them) spans the indicators."""
+    from labtools.simulators.families.parts import ANALYTES
+
+    screens = {key: set(screens_of(key)) for key in INDICATORS}
+    out = []
+    for screen in (None, *ANALYTES):
+        for buffers in BUFFER_SETS:
+            for key in INDICATORS:
+                if not buffers_fit(key, buffers):
+                    continue
+                if screen is None:
+                    out.append(f"{key}+{buffers}")
+                elif screen in screens[key]:
+                    out.append(f"{key}+{screen}+{buffers}")
+    return out

@@ -15,7 +15,7 @@ from labtools.session.family import InstanceName
 from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
 from labtools.session.reward import pass_hat_k
 from labtools.session.splits import split_instances
-from labtools.simulators.families.equilibrium import (
+from labtools.simulators.families.equilibrium_parts import (
     BUFFER_SETS,
     HELD_OUT_COMBINATIONS,
     HELD_OUT_INDICATORS,
@@ -188,34 +188,22 @@ def test_a_submission_out_of_range_is_refused_and_the_episode_goes_on() -> None:
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
-def test_every_level_grades_its_agents(family, level: int) -> None:
-    """Under the dev secret, seeds 0-15 over the level's training structures: the expert
-    ≥ 0.9 normalised with pass^3 ≥ 0.8, the experiment without controls ≤ 0.5, the naive,
-    random and shortcut agents ≤ 0.2; the expert's and the naive's rewards graded."""
+def test_the_expert_passes_and_runs_every_control(family, level: int) -> None:
+    """Beyond every family's grading (tests/test_families.py), seeds 0-15 over the level's
+    training structures: the expert's pass^3 ≥ 0.8 with every control run, and the experiment
+    without controls runs no blank and no replicate."""
     instances = [str(i) for i in split_instances(family, "train") if i.level == level]
-    agents = ("expert", "no_controls", "naive", "random", "prior", "inversion")
-    rewards: dict[str, list[float]] = {}
     passed = 0
     for seed in SEEDS:
         instance = instances[seed % len(instances)]
         with Session(instance, secret=DEV_SECRET) as session:
-            for agent in agents:
-                reward = run_episode(session, agent, seed)
-                rewards.setdefault(agent, []).append(reward.normalized)
-                if agent == "expert":
-                    passed += reward.success
-                    assert reward.components["process"] == 1.0  # every control
-                if agent == "no_controls":
-                    assert reward.components.get("process/blank", 0.0) == 0.0
-                    assert reward.components.get("process/replicates", 0.0) == 0.0
-    mean = {agent: sum(r) / len(r) for agent, r in rewards.items()}
-    assert mean["expert"] >= 0.9, mean
-    assert pass_hat_k(passed, len(SEEDS), 3) >= 0.8, (passed, mean)
-    assert mean["no_controls"] <= 0.5, mean
-    for shortcut in ("naive", "random", "prior", "inversion"):
-        assert mean[shortcut] <= 0.2, mean
-    for agent in ("expert", "naive"):
-        assert len({round(r, 6) for r in rewards[agent]}) > 1, rewards[agent]
+            expert = run_episode(session, "expert", seed)
+            passed += expert.success
+            assert expert.components["process"] == 1.0  # every control
+            bare = run_episode(session, "no_controls", seed)
+            assert bare.components.get("process/blank", 0.0) == 0.0
+            assert bare.components.get("process/replicates", 0.0) == 0.0
+    assert pass_hat_k(passed, len(SEEDS), 3) >= 0.8, passed
 
 
 def test_same_seed_same_calls_same_reward() -> None:

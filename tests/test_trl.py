@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,14 @@ import pytest
 from labtools.session import Session
 from labtools.session.agents import AGENTS
 from labtools.session.registry import task_ids
-from labtools.session.trl import LabToolEnv, environment_factory, reward
+from labtools.session.trl import (
+    CompletionBudgetWarning,
+    LabToolEnv,
+    completion_tokens,
+    environment_factory,
+    expert_completion,
+    reward,
+)
 
 SECRET = "test-trl"
 
@@ -125,3 +133,32 @@ def test_refusals_and_stray_arguments_come_back_as_text() -> None:
     assert env.session.usage.calls == 2 and not env.session.done
     with pytest.raises(ValueError, match="environments"):
         reward(completions=[""])
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    """A byte-level BPE tokenizer trained here on the tasks' tool catalogue (HF ``tokenizers``,
+    wrapped as transformers wraps any): no download, and its tokens are no coarser than a
+    general model's on this text."""
+    tokenizers = pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    corpus = [json.dumps(spec) for spec in Session("dye_quantification").tools("openai-chat")]
+    model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel()
+    model.train_from_iterator(corpus, tokenizers.trainers.BpeTrainer(vocab_size=2000))
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=model)
+
+
+def test_a_completion_budget_too_small_for_the_expert_is_warned_of(tokenizer: Any) -> None:
+    """TRL's default ``max_completion_length`` (512, GRPOConfig [L]) cannot hold the expert's
+    dye_quantification episode, whose results count toward it: the factory says so; a budget
+    that holds it passes in silence."""
+    needed = completion_tokens("dye_quantification", tokenizer)
+    texts = expert_completion("dye_quantification")
+    assert len(texts) == 10  # five calls and their five results
+    assert needed > 512
+    with pytest.warns(CompletionBudgetWarning, match=f"take {needed} tokens"):
+        environment_factory("dye_quantification", max_completion_length=512, tokenizer=tokenizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompletionBudgetWarning)
+        environment_factory("dye_quantification", max_completion_length=needed, tokenizer=tokenizer)

@@ -12,6 +12,12 @@ its input schema; a parameter that is an object, or a list of objects, is a ``di
 description ends with it as JSON. Nothing here imports TRL (the ``trl`` extra installs it and
 transformers). TRL's trainer has no episode-end hook: an episode ends at its submission or its
 budget, and later calls are refused and cost nothing.
+
+TRL counts the tool results toward ``max_completion_length``: a budget the task's expert
+episode does not fit in ends every episode before its submission, with reward 0 and no word
+from TRL. :func:`completion_tokens` measures that episode with the trainer's tokenizer, and
+:func:`environment_factory` warns (:class:`CompletionBudgetWarning`) when told a budget it
+exceeds.
 """
 
 from __future__ import annotations
@@ -21,13 +27,33 @@ import json
 import keyword
 import operator
 import secrets
+import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from labtools.providers.calls import result_json
+from labtools.result import ToolResult
 from labtools.session.session import Secret, Session, fresh_seed
 
-__all__ = ["LabToolEnv", "environment_factory", "reward"]
+__all__ = [
+    "CompletionBudgetWarning",
+    "LabToolEnv",
+    "completion_tokens",
+    "environment_factory",
+    "expert_completion",
+    "reward",
+]
+
+
+class CompletionBudgetWarning(UserWarning):
+    """TRL's ``max_completion_length`` cannot hold the task's expert episode."""
+
+
+class Tokenizer(Protocol):
+    """What :func:`completion_tokens` needs of a tokenizer (a transformers one has it)."""
+
+    def __call__(self, text: str, *, add_special_tokens: bool = ...) -> Any: ...
+
 
 _SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 #: names TRL gives a meaning of its own on an environment class
@@ -75,13 +101,58 @@ def reward(
     return [env.get_reward() for env in environments]
 
 
+def expert_completion(task: str, seed: int = 0) -> list[str]:
+    """What the model writes and reads after the prompt in ``task``'s expert episode (seed
+    ``seed`` of a secret of its own): each call as ``{"name", "arguments"}`` JSON, each result
+    as the text a tool method returns."""
+    texts = []
+    with Session(task, secret="completion budget") as session:
+        session.reset(seed)
+        session.task.expert(session)
+        for event in session.lab.journal.events():
+            if "tool" not in event:
+                continue
+            call = {"name": event["tool"], "arguments": event.get("arguments")}
+            texts.append(json.dumps(call, separators=(",", ":"), ensure_ascii=False))
+            result = ToolResult(bool(event.get("ok")), event.get("data"), event.get("error"))
+            texts.append(result_json(result))
+    return texts
+
+
+def completion_tokens(task: str, tokenizer: Tokenizer) -> int:
+    """Tokens of ``task``'s expert episode (:func:`expert_completion`) by ``tokenizer``: a
+    floor of what TRL counts toward ``max_completion_length`` (the chat template's own tokens
+    around each call and result come on top)."""
+    return sum(
+        len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        for text in expert_completion(task)
+    )
+
+
 def environment_factory(
-    task: str = "dye_quantification", *, secret: Secret | None = None
+    task: str = "dye_quantification",
+    *,
+    secret: Secret | None = None,
+    max_completion_length: int | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> type[LabToolEnv]:
     """The class TRL's ``environment_factory`` takes, for ``task``: instances take no
     arguments and draw their truth with ``secret`` (without one, a secret drawn here, shared
     by every instance, so a row's seed means one episode). One class per task: for several,
-    pass TRL a dict of them and an ``environment`` column."""
+    pass TRL a dict of them and an ``environment`` column. Given the trainer's
+    ``max_completion_length`` and ``tokenizer``, warns (:class:`CompletionBudgetWarning`)
+    where the expert's episode needs more (:func:`completion_tokens`)."""
+    if max_completion_length is not None and tokenizer is not None:
+        needed = completion_tokens(task, tokenizer)
+        if needed > max_completion_length:
+            warnings.warn(
+                f"max_completion_length={max_completion_length} cannot hold {task}'s expert "
+                f"episode: its calls and results alone take {needed} tokens, and TRL counts "
+                "the results toward the limit, so episodes end before their submission and "
+                f"score 0; give at least {needed} plus the chat template's tokens",
+                CompletionBudgetWarning,
+                stacklevel=2,
+            )
     shared = secret if secret is not None else secrets.token_bytes(16)
     with Session(task, secret=shared) as probe:
         task_id, specs = probe.task.id, probe.tools("json-schema")

@@ -51,6 +51,9 @@ TASKS = [
     "mixture/2/tartrazine+brilliant_blue+methylene_blue",
     "equilibrium/3/phenol_red+sunset_yellow+ph3-10",
     "hypothesis/2/tartrazine+brilliant_blue+methylene_blue",
+    "identify/3/tartrazine+sunset_yellow+quinoline_yellow",
+    "kinetics/3/beta_gal+sunset_yellow",
+    "target/3/sunset_yellow+brilliant_blue+peaks",
 ]
 
 

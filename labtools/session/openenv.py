@@ -21,6 +21,7 @@ from pydantic import Field
 
 from labtools.errors import MissingExtra, install_hint
 from labtools.result import ToolResult
+from labtools.session.openenv_manifest import DEFAULT_TASK, identity
 from labtools.session.session import Secret, Session, fresh_seed
 
 OPENENV_INSTALL_HINT = install_hint("openenv")
@@ -63,6 +64,7 @@ try:
             Tool,
             create_fastapi_app,
         )
+        from openenv.core.env_server.types import EnvironmentMetadata  # type: ignore[import-untyped]
     from starlette.websockets import WebSocketDisconnect
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise OpenEnvUnavailable(
@@ -113,7 +115,7 @@ class LabEnvironment(Environment):
 
     SUPPORTS_CONCURRENT_SESSIONS: ClassVar[bool] = True
     #: what a server's instances are built with (:func:`environment_class`)
-    default_task: ClassVar[str] = "dye_quantification"
+    default_task: ClassVar[str] = DEFAULT_TASK
     default_secret: ClassVar[Secret | None] = None
 
     def __init__(self, task: str | None = None, *, secret: Secret | None = None) -> None:
@@ -170,6 +172,11 @@ class LabEnvironment(Environment):
     def close(self) -> None:
         self.session.close()
 
+    def get_metadata(self) -> EnvironmentMetadata:
+        """What ``/metadata`` serves: the manifest's name, version and description
+        (:func:`labtools.session.openenv_manifest.identity`)."""
+        return EnvironmentMetadata(**identity())
+
     def _observe(self, name: str, result: ToolResult, ended: bool) -> CallToolObservation:
         """The reward comes once, with the observation that ends the episode."""
         done = self.session.done
@@ -199,7 +206,7 @@ class LabEnvironment(Environment):
 
 
 def environment_class(
-    task: str = "dye_quantification", *, secret: Secret | None = None
+    task: str = DEFAULT_TASK, *, secret: Secret | None = None
 ) -> type[LabEnvironment]:
     """A :class:`LabEnvironment` subclass whose instances take no arguments (OpenEnv's server
     builds one per connection) and draw their truth from ``task`` and ``secret`` — without
@@ -209,9 +216,7 @@ def environment_class(
     return type(f"LabEnvironment_{task}", (LabEnvironment,), namespace)
 
 
-def app(
-    task: str = "dye_quantification", *, secret: Secret | None = None, max_sessions: int = 8
-) -> Any:
+def app(task: str = DEFAULT_TASK, *, secret: Secret | None = None, max_sessions: int = 8) -> Any:
     """OpenEnv's FastAPI app (``create_fastapi_app``) over ``task``: up to ``max_sessions``
     WebSocket connections at once, each with its own session (one more is refused with
     ``CAPACITY_REACHED``). Serve it with ``uvicorn.run(app(...), port=8000)``; drive it with

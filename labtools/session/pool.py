@@ -40,6 +40,7 @@ from labtools.session.evaluate import (
 from labtools.session.registry import load_task
 from labtools.session.reward import Reward
 from labtools.session.session import Session
+from labtools.session.splits import played
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -336,12 +337,12 @@ def episodes(
 def level_episodes(
     instances: Sequence[str], agents: Iterable[str], seeds: Iterable[int], secret: str
 ) -> list[Episode]:
-    """A family level's episodes: seed ``s`` plays ``instances[s % len(instances)]``, ordered
-    instance by instance (a worker keeps its session)."""
+    """A family level's episodes: seed ``s`` plays :func:`~labtools.session.splits.played`
+    ``(instances, s)``, ordered instance by instance (a worker keeps its session)."""
     seeds = list(seeds)
     return sorted(
         (
-            Episode(instances[seed % len(instances)], agent, seed, secret)
+            Episode(played(instances, seed), agent, seed, secret)
             for agent in agents
             for seed in seeds
         ),
@@ -439,7 +440,7 @@ class EpisodePool:
         trajectories: bool = False,
     ) -> TaskEvaluation:
         """A family level's reports per agent under ``label``: seed ``s`` plays
-        ``instances[s % len(instances)]``, so the level's structures share its seeds. Episodes
+        ``played(instances, s)``, so the level's structures share its seeds. Episodes
         run instance by instance (a worker keeps its session), the reports are the seeds'."""
         if not instances:
             raise ValueError(f"{label}: no instances to evaluate")

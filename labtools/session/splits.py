@@ -11,15 +11,18 @@
 
 The package holds no test secret: it comes from a file (``labtools eval --secret-file``) or
 the environment variable :data:`TEST_SECRET_ENV`, and one of the package's public secrets is
-refused.
+refused. A level's evaluation and calibration seeds spread over its instances (:func:`played`).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from labtools.session.family import Family, InstanceName
 
@@ -27,6 +30,7 @@ __all__ = [
     "SPLITS",
     "TEST_SECRET_ENV",
     "MissingSecret",
+    "played",
     "split_instances",
     "split_secret",
 ]
@@ -37,9 +41,30 @@ TEST_SECRET_ENV = "LABTOOLS_TEST_SECRET"
 #: a test secret shorter than this is refused: it could be guessed [A: 128 bits as hex]
 MIN_SECRET_CHARS = 16
 
+T = TypeVar("T")
+
 
 class MissingSecret(ValueError):
     """A test split was asked for without the evaluator's secret, or with a public one."""
+
+
+def played(instances: Sequence[T], seed: int) -> T:
+    """The instance seed ``seed`` plays of a level's ``instances``: seeds step through them by
+    the golden ratio of their number (made coprime with it), so any run of consecutive seeds
+    spreads over the whole list (every structure once per ``len(instances)`` seeds) rather
+    than over its first entries."""
+    n = len(instances)
+    if n == 0:
+        raise ValueError("no instances to play")
+    return instances[(seed * _stride(n)) % n]
+
+
+@functools.cache
+def _stride(n: int) -> int:
+    stride = max(1, round(n * (math.sqrt(5.0) - 1.0) / 2.0))
+    while math.gcd(stride, n) != 1:
+        stride += 1
+    return stride
 
 
 def split_instances(family: Family, split: str) -> list[InstanceName]:

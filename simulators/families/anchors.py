@@ -2,8 +2,9 @@
 calibration seeds, measured by ``labtools eval --calibrate --family F`` and kept in
 ``simulators/data/family_anchors.toml``.
 
-A calibration seed ``s`` plays the level's ``s``-th structure of the training split (cycling),
-so a level's anchors are means over its structures as well as its seeds.
+A calibration seed ``s`` plays :func:`~labtools.session.splits.played` of the level's training
+structures (consecutive seeds spread over them), so a level's anchors are means over its
+structures as well as its seeds.
 """
 
 from __future__ import annotations

@@ -19,12 +19,13 @@ stated after a measurement earns nothing.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Annotated, Any, ClassVar
 
 from typing_extensions import TypedDict
 
-from labtools.errors import OutOfRange, PreconditionFailed
+from labtools.errors import PreconditionFailed
 from labtools.lab import Lab
 from labtools.session import Session, Submitted, Task
 from labtools.session.family import InstanceName
@@ -43,6 +44,7 @@ from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import SAMPLE, WASTE, WATER, WELL_UL
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.tool import Arg, tool
+from labtools.units import Range
 
 __all__ = ["Hypothesis", "HypothesisTask"]
 
@@ -65,9 +67,17 @@ class Stated(TypedDict):
     worth: float
 
 
+@dataclass(frozen=True)
+class HypothesisLimits(mixture.MixtureLimits):
+    """Sane bounds of a verdict."""
+
+    probability: Range = Range(0.0, 1.0)
+
+
 class HypothesisTask(mixture.MixtureTask):
     """One instance of :class:`Hypothesis` (its class attributes set by its ``build``)."""
 
+    limits = HypothesisLimits()
     hypothesis: Claim | None = None
     drawn: ClassVar[list[World]]
     _lab: Lab | None = None
@@ -130,7 +140,9 @@ class HypothesisTask(mixture.MixtureTask):
     @tool(name="submit_hypothesis", destructive=True)
     async def submit(
         self,
-        probability: Annotated[float, Arg("Probability (0–1) that the stated claim holds.")],
+        probability: Annotated[
+            float, Arg("Probability that the stated claim holds.", within="probability")
+        ],
     ) -> Submitted:
         """Submit the probability that the stated hypothesis holds. Ends the episode."""
         if self.hypothesis is None:
@@ -138,14 +150,7 @@ class HypothesisTask(mixture.MixtureTask):
                 "no hypothesis was stated",
                 hint="state one with state_hypothesis before any measurement",
             )
-        p = float(probability)
-        if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise OutOfRange(
-                f"a probability is within 0–1, not {p:g}",
-                field="/probability",
-                hint="give a probability from 0 to 1",
-            )
-        self.submission = {"probability": p, "claim": str(self.hypothesis)}
+        self.submission = {"probability": float(probability), "claim": str(self.hypothesis)}
         return {"received": True}
 
     def statement(self, lab: Lab) -> str:
@@ -180,19 +185,20 @@ class HypothesisTask(mixture.MixtureTask):
 
     # -- scripted protocols --------------------------------------------------------------------
     def worthiest(self) -> Claim:
-        """The claim the expert tests: each candidate above its prior median concentration
-        (worth ≈ 1), the first in candidate order."""
-        best: tuple[float, Claim] | None = None
+        """The claim the expert tests: of each candidate's presence and its concentration
+        above its prior median (where it is present more often than not), the one the prior
+        leaves most open (worth nearest 1), the first in candidate order on a tie."""
+        claims = []
         for key in self.candidates:
+            claims.append(Claim("present", analyte=key))
             levels = sorted(world.get(key, 0.0) for world in self.draws())
             median = float(f"{levels[len(levels) // 2]:.3g}")
-            claim = Claim("above", analyte=key, micromolar=median)
-            p0 = self.prior_of(claim)
-            worth = 4.0 * p0 * (1.0 - p0)
-            if best is None or worth > best[0] + 1e-9:
-                best = (worth, claim)
-        assert best is not None  # candidates are never empty
-        return best[1]
+            if median > 0:
+                claims.append(Claim("above", analyte=key, micromolar=median))
+        worth = {
+            claim: 4.0 * self.prior_of(claim) * (1.0 - self.prior_of(claim)) for claim in claims
+        }
+        return max(claims, key=lambda claim: (round(worth[claim], 9), -claims.index(claim)))
 
     def belief(self, claim: Claim, found: dict[str, float]) -> float:
         """The probability that ``claim`` holds given each candidate's estimated

@@ -59,7 +59,7 @@ from labtools.simulators.tasks.scripting import (
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.tool import Arg, tool
 
-__all__ = ["ColourMatching", "nominal_basis", "target_of"]
+__all__ = ["ColourMatching", "absorbance_in_well", "nominal_basis", "target_of"]
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 STOCKS = {
@@ -223,15 +223,7 @@ class ColourMatching(Task):
     def _spectrum(self, lab: Lab, mix: Mixture, well: str) -> np.ndarray:
         """Noise-free absorbance of ``mix`` over its true path in ``well`` (``plate:well``),
         water's own absorbance taken off (OD at :data:`WAVELENGTHS_NM`)."""
-        if mix.volume_ul <= 0.0:
-            return np.zeros(WAVELENGTHS_NM.size)
-        plate, _, name = well.partition(":")
-        resource = lab.shared["deck"].deck.get_resource(plate)
-        backend = lab.shared["reader_backend"]
-        path = float(backend.path_cm(resource, np.array([mix.volume_ul]), [resource[name][0]])[0])
-        species = lab.shared["world"].species
-        water = Mixture(mix.volume_ul).absorbance(WAVELENGTHS_NM, path, species)
-        return mix.absorbance(WAVELENGTHS_NM, path, species) - water
+        return absorbance_in_well(lab, mix, well)
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
@@ -303,6 +295,24 @@ class ColourMatching(Task):
         volumes[volumes < 1.0] = 0.0  # below the tip's smallest volume
         call("lh_transfer", **_batch(_mix(volumes, MIX_WELL, WELL_UL), tips="new"))
         call("submit_colour_matching", well=MIX_WELL)
+
+
+def absorbance_in_well(
+    lab: Lab, mix: Mixture, well: str, nm: np.ndarray = WAVELENGTHS_NM
+) -> np.ndarray:
+    """Noise-free absorbance of ``mix`` over the true path it fills in ``well``
+    (``plate:well``: the height-volume table, the meniscus, that plate's path spread), water's
+    own absorbance taken off (OD at ``nm``): how the lab's reader would read the liquid, before
+    its gain, noise and stray light. Hidden truth, for scoring."""
+    if mix.volume_ul <= 0.0:
+        return np.zeros(np.shape(nm))
+    plate, _, name = well.partition(":")
+    resource = lab.shared["deck"].deck.get_resource(plate)
+    backend = lab.shared["reader_backend"]
+    path = float(backend.path_cm(resource, np.array([mix.volume_ul]), [resource[name][0]])[0])
+    species = lab.shared["world"].species
+    water = Mixture(mix.volume_ul).absorbance(nm, path, species)
+    return mix.absorbance(nm, path, species) - water
 
 
 def target_of(statement: str) -> np.ndarray:

@@ -52,7 +52,6 @@ from typing import Annotated
 
 import numpy as np
 
-from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.session.process import Component, Episode, Rubric, analyse, blanks, controls
@@ -240,7 +239,9 @@ class CompoundScreen(Task):
     @tool(name="submit_compound_screen", destructive=True)
     async def submit(
         self,
-        inhibits: Annotated[float, Arg("Probability (0–1) that the compound inhibits the enzyme.")],
+        inhibits: Annotated[
+            float, Arg("Probability that the compound inhibits the enzyme.", within="probability")
+        ],
         ki: Annotated[
             Concentration, Arg("Inhibition constant if it inhibits, > 0.", within="constant")
         ],
@@ -250,15 +251,8 @@ class CompoundScreen(Task):
         ],
     ) -> Submitted:
         """Submit the verdict, Ki and the mechanism's probabilities. Ends the episode."""
-        p = float(inhibits)
-        if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise OutOfRange(
-                f"P(inhibits) must be within 0–1, not {p:g}",
-                field="/inhibits",
-                hint="give a probability from 0 to 1",
-            )
         self.submission = {
-            "inhibits": p,
+            "inhibits": float(inhibits),
             "ki_molar": positive_value(magnitude(ki, "molar"), "ki", "M"),
             "mechanism": mechanism_probabilities(mechanism),
         }

@@ -62,6 +62,7 @@ class DyeLimits:
     """Sane bounds of a submission: no food dye dissolves anywhere near 10 M."""
 
     concentration: Range = Range(0.0, 10.0, "molar")
+    probability: Range = Range(0.0, 1.0)  # dye_stability's P(degraded)
 
 
 class DyeAmounts(TypedDict):

@@ -28,7 +28,6 @@ from typing import Annotated, Literal, get_args
 import numpy as np
 
 from labtools.demo.labels import label_micromolar
-from labtools.errors import OutOfRange
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.session.process import (
@@ -168,20 +167,15 @@ class DyeStability(Task):
         concentration: Annotated[
             Concentration, Arg("The dye's concentration in the stock now.", within="concentration")
         ],
-        degraded: Annotated[float, Arg("Probability (0–1) that the stock has degraded.")],
+        degraded: Annotated[
+            float, Arg("Probability that the stock has degraded.", within="probability")
+        ],
     ) -> Submitted:
         """Submit the dye, its concentration and P(degraded). Ends the episode."""
-        p = float(degraded)
-        if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise OutOfRange(
-                f"P(degraded) must be within 0–1, not {p:g}",
-                field="/degraded",
-                hint="give a probability from 0 to 1",
-            )
         self.submission = {
             "dye": dye,
             "micromolar": magnitude(concentration, "micromolar"),
-            "degraded": p,
+            "degraded": float(degraded),
         }
         return {"received": True}
 

@@ -36,7 +36,6 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Session, Submitted, Task
 from labtools.session.family import Family, InstanceName
@@ -72,9 +71,13 @@ from labtools.simulators.families.parts import (
 )
 from labtools.simulators.families.task import STOCK_UL, WASTE, WATER, WELL_UL, FamilyTask
 from labtools.simulators.families.task import log_uniform as draw_log_uniform
-from labtools.simulators.tasks.indicator_pka import PkaLimits, buffers_of
+from labtools.simulators.tasks.indicator_pka import (
+    PkaLimits,
+    buffers_of,
+    pka_score,
+    pka_submission,
+)
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
-from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.simulators.world.species import Species
 from labtools.tool import Arg, tool
@@ -243,19 +246,13 @@ class EquilibriumTask(FamilyTask):
         ],
     ) -> Submitted:
         """Submit the indicator's apparent pKa and its uncertainty. Ends the episode."""
-        for name, value in (("pka", pka), ("uncertainty", uncertainty)):
-            if not math.isfinite(value):
-                raise OutOfRange(f"the {name} must be a finite number", field=f"/{name}")
-        self.submission = {"pka": float(pka), "uncertainty": float(uncertainty)}
+        self.submission = pka_submission(pka, uncertainty)
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:
         if self.submission is None:
             return {"raw": 0.0}
-        truth = self.truth(lab)["pka"]
-        guess, sd = self.submission["pka"], self.submission["uncertainty"]
-        crps = crps_normal(guess, sd, truth)
-        return {"raw": math.exp(-crps / SCALE), "error": guess - truth, "crps": crps}
+        return pka_score(self.submission, self.truth(lab)["pka"], SCALE)
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:

@@ -64,6 +64,7 @@ from labtools.simulators.families.task import (
     WELL_UL,
     FamilyTask,
     log_uniform,
+    per_candidate_tool,
 )
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.simulators.world import Mixture, SpeciesLibrary
@@ -361,25 +362,15 @@ class Identify(Family):
 
 
 def _submit_tool(keys: tuple[str, ...]) -> Any:
-    """The ``submit_identify`` tool of a panel: one probability per candidate (a TypedDict, as
-    the portable schema profile takes no open maps)."""
-    shares = TypedDict(  # type: ignore[misc]  # the functional form, keys known at run time
-        "CandidateProbabilities", {k: float for k in keys}
-    )
+    """The ``submit_identify`` tool of a panel: one probability per candidate."""
 
     async def submit(self: IdentifyTask, probabilities: Any) -> Submitted:
         """Submit each candidate's probability of being the sample's species. Ends the
         episode."""
         return await self.take(cast("Mapping[str, float]", probabilities))
 
-    submit.__annotations__ = {
-        "probabilities": Annotated[
-            shares,
-            Arg(
-                "Each candidate's probability, by its key; together they add up to 1.",
-                within="probability",
-            ),
-        ],
-        "return": Submitted,
-    }
-    return tool(name="submit_identify", destructive=True)(submit)
+    described = Arg(
+        "Each candidate's probability, by its key; together they add up to 1.",
+        within="probability",
+    )
+    return per_candidate_tool("submit_identify", submit, "probabilities", keys, float, described)

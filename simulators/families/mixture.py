@@ -26,11 +26,10 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pint
-from typing_extensions import TypedDict
 
 from labtools.lab import Lab
 from labtools.session import Anchors, Session, Submitted, Task
@@ -54,6 +53,7 @@ from labtools.simulators.families.task import (
     WELL_UL,
     FamilyTask,
     log_uniform,
+    per_candidate_tool,
 )
 from labtools.simulators.tasks.scripting import (
     Call,
@@ -65,7 +65,7 @@ from labtools.simulators.tasks.scripting import (
     site_of,
 )
 from labtools.simulators.world import SpeciesLibrary
-from labtools.tool import Arg, tool
+from labtools.tool import Arg
 from labtools.units import Concentration, Range, magnitude, qty
 
 __all__ = ["Mixture", "MixtureTask"]
@@ -316,27 +316,19 @@ class Mixture(Family):
 
 
 def _submit_tool(keys: tuple[str, ...]) -> Any:
-    """The ``submit_mixture`` tool of a candidate set: one concentration field per candidate
-    (a TypedDict, as the portable schema profile takes no open maps)."""
-    amounts = TypedDict(  # type: ignore[misc]  # the functional form, keys known at run time
-        "CandidateAmounts", {k: Concentration for k in keys}
-    )
+    """The ``submit_mixture`` tool of a candidate set: one concentration per candidate."""
 
     async def submit(self: MixtureTask, concentrations: Any) -> Submitted:
         """Submit every candidate's concentration in the sample. Ends the episode."""
         return await self.take(cast("Mapping[str, pint.Quantity]", concentrations))
 
-    submit.__annotations__ = {
-        "concentrations": Annotated[
-            amounts,
-            Arg(
-                "Each candidate's concentration in the sample, by its key; 0 for an absent one.",
-                within="concentration",
-            ),
-        ],
-        "return": Submitted,
-    }
-    return tool(name="submit_mixture", destructive=True)(submit)
+    described = Arg(
+        "Each candidate's concentration in the sample, by its key; 0 for an absent one.",
+        within="concentration",
+    )
+    return per_candidate_tool(
+        "submit_mixture", submit, "concentrations", keys, Concentration, described
+    )
 
 
 @functools.cache

@@ -39,7 +39,6 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
-from labtools.errors import UnknownResource, brief
 from labtools.lab import Lab
 from labtools.session import Anchors, Session, Submitted, Task
 from labtools.session.family import Family, InstanceName
@@ -66,9 +65,10 @@ from labtools.simulators.profile import Parameter, Prior
 from labtools.simulators.published import load_profile
 from labtools.simulators.tasks.colour_matching import (
     PEAK_MAX_OD,
-    PLATES,
+    TARGET_WELL,
     VALID_UL,
     absorbance_in_well,
+    submitted_well,
 )
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.simulators.world import Mixture
@@ -76,12 +76,9 @@ from labtools.tool import Arg, tool
 
 __all__ = ["PROCESS_WEIGHT", "TARGET_WELL", "Target", "TargetTask", "targets_of"]
 
-#: the well the target is read in (its plate's true path) [A: as colour_matching's]
-TARGET_WELL = "plate_1:A1"
 #: the process's share of the outcome [A: as the other families']
 PROCESS_WEIGHT = 0.6
-#: a well of the plates, matched whole
-_WELL = re.compile(rf"({'|'.join(PLATES)}):[A-H](1[0-2]|[1-9])")
+#: the target's JSON object in the statement
 _TARGET = re.compile(r"\{[^{}]*\}")
 
 
@@ -234,13 +231,7 @@ class TargetTask(FamilyTask):
         ],
     ) -> Submitted:
         """Submit the well holding the solution that reads as the target. Ends the episode."""
-        if not isinstance(well, str) or _WELL.fullmatch(well) is None:
-            raise UnknownResource(
-                f"{brief(well)} is not a well of plate_1 or plate_2",
-                field="/well",
-                hint="name a well as 'plate_1:A1' … 'plate_2:H12'",
-            )
-        self.submission = {"well": well}
+        self.submission = {"well": submitted_well(well)}
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:

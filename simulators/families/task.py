@@ -4,20 +4,22 @@ raised by the level, a reservoir filled per instance, and labelled certified sta
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Task
+from labtools.session import Submitted, Task
 from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.profile import Parameter
 from labtools.simulators.published import load_profile
 from labtools.simulators.tasks.scripting import nominal_path_cm
 from labtools.simulators.world import Mixture
+from labtools.tool import Arg, tool
 
 __all__ = [
     "SAMPLE",
@@ -28,6 +30,7 @@ __all__ = [
     "WELL_UL",
     "FamilyTask",
     "log_uniform",
+    "per_candidate_tool",
     "standard",
 ]
 
@@ -101,3 +104,21 @@ def log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
     """A draw uniform in the logarithm between ``bounds``."""
     low, high = bounds
     return float(np.exp(rng.uniform(math.log(low), math.log(high))))
+
+
+def per_candidate_tool(
+    name: str,
+    submit: Callable[..., Any],
+    parameter: str,
+    keys: tuple[str, ...],
+    value: Any,
+    arg: Arg,
+) -> Any:
+    """``submit`` (an async method taking ``parameter``) as the tool ``name`` whose
+    ``parameter`` holds one ``value`` per candidate key: a TypedDict, as the portable schema
+    profile takes no open maps, described by ``arg``."""
+    shape = TypedDict(  # type: ignore[misc]  # the functional form, keys known at run time
+        f"Per{parameter.title()}", {k: value for k in keys}
+    )
+    submit.__annotations__ = {parameter: Annotated[shape, arg], "return": Submitted}
+    return tool(name=name, destructive=True)(submit)

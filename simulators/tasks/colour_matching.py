@@ -59,7 +59,13 @@ from labtools.simulators.tasks.scripting import (
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.tool import Arg, tool
 
-__all__ = ["ColourMatching", "absorbance_in_well", "nominal_basis", "target_of"]
+__all__ = [
+    "ColourMatching",
+    "absorbance_in_well",
+    "nominal_basis",
+    "submitted_well",
+    "target_of",
+]
 
 DYES = ("tartrazine", "sunset_yellow", "allura_red", "brilliant_blue")
 STOCKS = {
@@ -192,13 +198,7 @@ class ColourMatching(Task):
         ],
     ) -> Submitted:
         """Submit the well whose contents best match the target. Ends the episode."""
-        if not isinstance(well, str) or _WELL.fullmatch(well) is None:
-            raise UnknownResource(
-                f"{brief(well)} is not a well of plate_1 or plate_2",
-                field="/well",
-                hint="name a well as 'plate_1:A1' … 'plate_2:H12'",
-            )
-        self.submission = {"well": well}
+        self.submission = {"well": submitted_well(well)}
         return {"received": True, "well": well}
 
     def score(self, lab: Lab) -> dict[str, float]:
@@ -295,6 +295,18 @@ class ColourMatching(Task):
         volumes[volumes < 1.0] = 0.0  # below the tip's smallest volume
         call("lh_transfer", **_batch(_mix(volumes, MIX_WELL, WELL_UL), tips="new"))
         call("submit_colour_matching", well=MIX_WELL)
+
+
+def submitted_well(well: object) -> str:
+    """``well`` if it names a well of :data:`PLATES` (``plate_1:A1`` … ``plate_2:H12``), else
+    refused (field ``/well``)."""
+    if not isinstance(well, str) or _WELL.fullmatch(well) is None:
+        raise UnknownResource(
+            f"{brief(well)} is not a well of plate_1 or plate_2",
+            field="/well",
+            hint="name a well as 'plate_1:A1' … 'plate_2:H12'",
+        )
+    return well
 
 
 def absorbance_in_well(

@@ -103,19 +103,13 @@ class IndicatorPka(Task):
         ],
     ) -> Submitted:
         """Submit the indicator's pKa and its uncertainty. Ends the episode."""
-        for name, value in (("pka", pka), ("uncertainty", uncertainty)):
-            if not math.isfinite(value):
-                raise OutOfRange(f"the {name} must be a finite number", field=f"/{name}")
-        self.submission = {"pka": float(pka), "uncertainty": float(uncertainty)}
+        self.submission = pka_submission(pka, uncertainty)
         return {"received": True}
 
     def score(self, lab: Lab) -> dict[str, float]:
         if self.submission is None:
             return {"raw": 0.0}
-        truth = _indicator(lab).truth["pka"]
-        guess, sd = self.submission["pka"], self.submission["uncertainty"]
-        crps = crps_normal(guess, sd, truth)
-        return {"raw": math.exp(-crps / SCALE), "error": guess - truth, "crps": crps}
+        return pka_score(self.submission, _indicator(lab).truth["pka"], SCALE)
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
@@ -243,3 +237,20 @@ def _measure(call: Call, wells: list[str]) -> dict[str, np.ndarray]:
         )
         spectra.update({w: np.array(v, dtype=float) for w, v in data["values"].items()})
     return spectra
+
+
+def pka_submission(pka: float, uncertainty: float) -> dict[str, float]:
+    """A submitted pKa and its standard uncertainty, each refused unless finite (their ranges
+    are the tool's limits)."""
+    for name, value in (("pka", pka), ("uncertainty", uncertainty)):
+        if not math.isfinite(value):
+            raise OutOfRange(f"the {name} must be a finite number", field=f"/{name}")
+    return {"pka": float(pka), "uncertainty": float(uncertainty)}
+
+
+def pka_score(submission: dict[str, float], truth: float, scale: float) -> dict[str, float]:
+    """``exp(−CRPS / scale)`` of N(pKa, uncertainty²) against the true ``truth``, with the error
+    and the CRPS."""
+    guess, sd = submission["pka"], submission["uncertainty"]
+    crps = crps_normal(guess, sd, truth)
+    return {"raw": math.exp(-crps / scale), "error": guess - truth, "crps": crps}

@@ -20,7 +20,13 @@ from labtools.session.evaluate import (
     run_episode,
 )
 from labtools.session.family import InstanceName, UnknownInstance
-from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
+from labtools.session.registry import (
+    UnknownTask,
+    family_ids,
+    load_family,
+    task_class,
+    task_ids,
+)
 from labtools.session.splits import (
     SPLITS,
     TEST_SECRET_ENV,
@@ -138,6 +144,17 @@ def test_the_list_counts_the_families_instances() -> None:
     assert listed.returncode == 0, listed.stderr
     line = next(x for x in listed.stdout.splitlines() if x.startswith("quantify/"))
     assert f"{load_family(FAMILY).count()} instances" in line
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("standard_curve "))
+    assert line.endswith("(a member of quantify)")
+
+
+def test_every_task_is_a_member_of_one_family() -> None:
+    member_of: dict[str, list[str]] = {}
+    for family in map(load_family, family_ids()):
+        for task in family.members:
+            member_of.setdefault(task, []).append(family.id)
+    assert {task: families for task, families in member_of.items() if len(families) > 1} == {}
+    assert sorted(member_of) == task_ids()
 
 
 @pytest.mark.parametrize("name", family_ids())

@@ -41,8 +41,23 @@ TASKS = [
     "equilibrium/3/phenol_red+sunset_yellow+ph3-10",
     "hypothesis/2/tartrazine+brilliant_blue+methylene_blue",
     "identify/3/tartrazine+sunset_yellow+quinoline_yellow",
+    "inhibition/3/alp+l_phenylalanine+sunset_yellow",
+    "ic50/3/alp+levamisole+tartrazine",
     "kinetics/3/beta_gal+sunset_yellow",
+    "activity/3/chymotrypsin+sunset_yellow",
+    "arrhenius/3/chymotrypsin+29to41",
+    "thermal/3/chymotrypsin+49C",
+    "screen/3/2+sunset_yellow+p50",
+    "pipette/3/channel3+tip10+10ul",
+    "ph/3/phenol_red+sunset_yellow+ph4-10+acid",
+    "isosbestic/3/bromothymol_blue+ph4-10",
     "target/3/sunset_yellow+brilliant_blue+peaks",
+    "stability/3/tartrazine+sunset_yellow+quinoline_yellow",
+    "fluorimetry/3/fluorescein+sunset_yellow",
+    "range/3/tartrazine+200ul",
+    "fluor_pka/3/pyranine+tartrazine+ph3-10",
+    "detection_limit/3/tartrazine+shoulder+200ul",
+    "cuvette/3/tartrazine",
 ]
 
 

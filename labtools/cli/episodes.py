@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from labtools.session.evaluate import TABLE_AGENTS
     from labtools.session.splits import SPLITS, TEST_SECRET_ENV
 
     evaluate = sub.add_parser(
@@ -32,9 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--agent",
         default=None,
-        choices=("expert", "naive", "random", "prior", "inversion", "no_controls"),
-        help="one scripted agent (default: a table of expert, naive, random, prior, "
-        "inversion and no_controls per task)",
+        choices=TABLE_AGENTS,
+        help=f"one scripted agent (default: a table of {', '.join(TABLE_AGENTS)} per task; a "
+        "task implements some of them)",
     )
     evaluate.add_argument(
         "--secret",
@@ -234,11 +235,13 @@ def _list() -> None:
     """The tasks, then the families with their instance counts and the splits'."""
     from labtools.session.registry import family_ids, load_family, task_class, task_ids
 
+    families = {family_id: load_family(family_id) for family_id in family_ids()}
+    member_of = {task: f.id for f in families.values() for task in f.members}
     for task_id in task_ids():
-        print(f"{task_id:<22} {task_class(task_id).title}")
+        member = f" (a member of {member_of[task_id]})" if task_id in member_of else ""
+        print(f"{task_id:<22} {task_class(task_id).title}{member}")
     total = 0
-    for family_id in family_ids():
-        family = load_family(family_id)
+    for family_id, family in families.items():
         structures = family.structures()
         held = sum(family.held_out(s) for s in structures)
         count = family.count()

@@ -61,12 +61,16 @@ class Family(ABC):
 
     Subclasses set :attr:`id` and :attr:`title`, list their :meth:`structures`, and
     :meth:`build` one task class per level and structure; :meth:`held_out` says which
-    structures the out-of-distribution split keeps (none by default).
+    structures the out-of-distribution split keeps (none by default); :attr:`members` names
+    the hand-written tasks that ask the same question.
     """
 
     id: ClassVar[str]
     title: ClassVar[str]
     levels: ClassVar[tuple[int, ...]] = LEVELS
+    #: the registered tasks that ask this family's question, each in a world of its own (its
+    #: seeds, anchors and scores its own): ``labtools eval --list`` shows them with the family
+    members: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def structures(self) -> Sequence[str]:

@@ -121,6 +121,9 @@ class Episode:
     changed: Mapping[str, int]
     submission: Mapping[str, Any] | None = None
     shared: Mapping[str, Any] = field(default_factory=dict)
+    #: the episode's successful tool calls, in order, as the journal holds them (for a rubric
+    #: about instruments the replay does not model, such as a balance)
+    calls: tuple[Mapping[str, Any], ...] = ()
 
     def of(self, sources: Iterable[str], mode: str | None = None) -> list[Reading]:
         """Readings of wells holding any of ``sources`` (in ``mode``, if given)."""
@@ -259,6 +262,7 @@ def analyse(
         dict(bench.changed),
         submission=submission,
         shared=dict(shared or {}),
+        calls=tuple(e for e in calls if e.get("ok") is True and isinstance(e.get("tool"), str)),
     )
 
 

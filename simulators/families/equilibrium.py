@@ -338,6 +338,7 @@ class Equilibrium(Family):
 
     id = "equilibrium"
     title = "Determine an indicator's apparent pKa in the lab's buffers, with its uncertainty"
+    members = ("indicator_pka",)
 
     def structures(self) -> list[str]:
         return list(_structures())

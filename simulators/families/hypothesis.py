@@ -218,7 +218,7 @@ class HypothesisTask(mixture.MixtureTask):
 
         call = caller(session)
         call("state_hypothesis", claim=str(claim))
-        found = composition(call, self.stocks, sample=SAMPLE, water=WATER)
+        found = composition(call, self.stocks, sample=SAMPLE, water=WATER, wells=self.budget.wells)
         p = self.belief(claim, found)
         call("submit_hypothesis", probability=round(1.0 - p if invert else p, 4))
 
@@ -287,6 +287,7 @@ class Hypothesis(mixture.Mixture):
 
     id = "hypothesis"
     title = "State a hypothesis about a sample's analytes, test it, and say how probable it is"
+    members: ClassVar[tuple[str, ...]] = ()  # mixture's world, another question
 
     def build(self, level: int, structure: str) -> type[Task]:
         keys = tuple(structure.split("+"))

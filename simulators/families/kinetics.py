@@ -417,6 +417,7 @@ class Kinetics(Family):
 
     id = "kinetics"
     title = "Determine an enzyme's Km and kcat per labelled site, with their uncertainties"
+    members = ("enzyme_kinetics",)
 
     def structures(self) -> list[str]:
         return list(structures())

@@ -31,7 +31,7 @@ The expert (:func:`constants`):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ from labtools.simulators.families.kinetics_parts import (
     Pair,
 )
 from labtools.simulators.families.protocol import PLATE, kept, sound, transfer, well
+from labtools.simulators.tasks.kinetics_expert import unsaturated
 from labtools.simulators.tasks.kinetics_fit import (
     Rate,
     fit_michaelis_menten,
@@ -55,7 +56,21 @@ from labtools.simulators.tasks.kinetics_protocol import INLINE_VALUES, MAX_READS
 from labtools.simulators.tasks.scripting import Call, nm, site_of, water_band
 from labtools.simulators.world import SpeciesLibrary
 
-__all__ = ["Design", "constants", "design", "endpoint_kcat", "uncontrolled"]
+__all__ = [
+    "Design",
+    "PlateRun",
+    "background_slope",
+    "constants",
+    "design",
+    "diluted_stock",
+    "endpoint_kcat",
+    "read_baselines",
+    "read_endpoint",
+    "run_plate",
+    "through_zero_sd",
+    "uncontrolled",
+    "unsaturated",
+]
 
 #: substrate levels [A: six, from 8 × Km down to a quarter of it at level 1, from 2.5 × down to
 #: a fifth at level 5]
@@ -99,8 +114,8 @@ LABEL_SD, PIPETTING_SD, DECAY_SD = 0.01, 0.005, 0.005
 ROWS = "ABCDEFGH"
 #: the naive endpoint's wait (s) [A: enzyme_kinetics' naive 10 minutes]
 NAIVE_S = 600.0
-#: readings above this count as missing (noisy near the stray-light ceiling) [A: as
-#: enzyme_kinetics' expert]
+#: a well that reads nothing in range counts as this (the ceiling of :func:`unsaturated`, as
+#: enzyme_kinetics' expert)
 OVER_OD = 2.5
 
 
@@ -174,7 +189,7 @@ def constants(
     std = {next(names): molar["standard"] * v / WELL_UL for v in STANDARD_UL}
     buffer, substrate, standard = stocks["buffer"], stocks["substrate"], stocks["standard"]
     volume = {s: s / molar["substrate"] * WELL_UL for s in plan.levels}
-    enzyme = _diluted(call, stocks, plan)
+    enzyme = diluted_stock(call, stocks, plan)
 
     moves = [(buffer, well(w), WELL_UL - volume[s] - plan.enzyme_ul) for w, s in reactions.items()]
     moves += [(buffer, well(blank), WELL_UL)]
@@ -188,43 +203,33 @@ def constants(
     moves = [(standard, well(w), v) for w, v in zip(std, STANDARD_UL, strict=True)]
     transfer(call, moves, "reuse")
 
-    started = [*reactions, *enzyme_only]
-    everything = [*started, blank, *no_enzyme, *std]
-    call("lh_move_plate", plate=PLATE, destination="reader")
-    before = _baselines(call, p, everything)
-    call("lh_move_plate", plate=PLATE, destination=home)
-    transfer(call, [(enzyme, well(w), plan.enzyme_ul) for w in started], "reuse")
-    call("lh_move_plate", plate=PLATE, destination="reader")
-    times, series = kinetic(call, p, [*started, *no_enzyme], plan.read_s, SEGMENTS)
-    after = _endpoint(call, p, [blank, *std])
-    bands = water_band(call, PLATE, everything)
-    call("lh_move_plate", plate=PLATE, destination=home)
-    healthy = sound(np.array([bands[w] for w in everything]), everything)
-
-    # OD per M of product, from the standards (and the blank as 0)
-    good = kept([w for w in std if w in healthy], list(std), 2)
-    x = np.array([std[w] for w in good])
-    y = np.array([after[w] - after[blank] for w in good])
-    slope = float(x @ y / (x @ x))
-    slope_sd = _through_zero_sd(x, y, slope)
-    # a coloured preparation's own OD in a reaction well (its path-checked enzyme-only wells)
-    coloured = kept([w for w in enzyme_only if w in healthy], enzyme_only, 1)
-    colour = float(np.mean([np.nanmean(series[w]) - before[w] for w in coloured]))
-    # the substrate's own hydrolysis, per s (first order)
-    hydrolysis = _background(times, [series[w] for w in no_enzyme]) / slope / plan.levels[0]
+    run = run_plate(
+        call,
+        p,
+        home,
+        plan,
+        enzyme,
+        [*reactions],
+        blank=blank,
+        enzyme_only=enzyme_only,
+        no_enzyme=no_enzyme,
+        std=std,
+    )
+    times, series, before, healthy = run.times, run.series, run.before, run.healthy
+    slope, colour, hydrolysis = run.slope, run.colour, run.hydrolysis
 
     rates: list[Rate] = []
     for level in plan.levels:
         mine = [w for w, s in reactions.items() if s == level]
         for w in kept([w for w in mine if w in healthy], mine, 1):
             rate = rate_from_progress(
-                times, _unsaturated(series[w]), before[w] + colour, slope, level
+                times, unsaturated(series[w]), before[w] + colour, slope, level
             )
             if rate is not None and rate.s > KEPT_LEFT * level:
                 rates.append(Rate(rate.s, rate.v - hydrolysis * rate.s, rate.se))
     km, kcat, km_sd, kcat_sd = fit(rates, plan.e_well)
     km_sd = math.hypot(km_sd, LABEL_SD, PIPETTING_SD)
-    kcat_sd = math.hypot(kcat_sd, LABEL_SD, PIPETTING_SD, DECAY_SD, slope_sd / slope)
+    kcat_sd = math.hypot(kcat_sd, LABEL_SD, PIPETTING_SD, DECAY_SD, run.slope_sd / slope)
     return km, km_sd * km, kcat, kcat_sd * kcat
 
 
@@ -247,6 +252,76 @@ def fit(rates: list[Rate], e_well: float) -> tuple[float, float, float, float]:
     except np.linalg.LinAlgError:
         return km, kcat, 1.0, 1.0
     return km, kcat, math.sqrt(max(covariance[0, 0], 0.0)), math.sqrt(max(covariance[1, 1], 0.0))
+
+
+@dataclass(frozen=True)
+class PlateRun:
+    """What one plate's run gives (:func:`run_plate`): the kinetic read's ``times`` (s) and
+    ``series`` (OD per well), each well's OD ``before`` the enzyme went in, the ``healthy``
+    wells (their water band shows no defect), the product's ``slope`` (OD per M, the standards
+    through zero) and its sd, a coloured preparation's OD in a reaction well (``colour``) and
+    the substrate's own first-order ``hydrolysis`` (s⁻¹)."""
+
+    times: np.ndarray
+    series: dict[str, np.ndarray]
+    before: dict[str, float]
+    healthy: set[str]
+    slope: float
+    slope_sd: float
+    colour: float
+    hydrolysis: float
+
+
+def run_plate(
+    call: Call,
+    p: Pair,
+    home: str,
+    plan: Design,
+    enzyme: str,
+    reactions: Sequence[str],
+    *,
+    blank: str,
+    enzyme_only: Sequence[str],
+    no_enzyme: Sequence[str],
+    std: Mapping[str, float],
+) -> PlateRun:
+    """A plate whose wells hold everything but the enzyme: baselines read, the enzyme into
+    ``reactions`` and ``enzyme_only`` (from ``enzyme``, ``plan.enzyme_ul`` each), the kinetic
+    read, the blank and the product standards ``std`` (well → M) read at its end, the water
+    band of every well."""
+    started = [*reactions, *enzyme_only]
+    everything = [*started, blank, *no_enzyme, *std]
+    call("lh_move_plate", plate=PLATE, destination="reader")
+    before = read_baselines(call, p, everything)
+    call("lh_move_plate", plate=PLATE, destination=home)
+    transfer(call, [(enzyme, well(w), plan.enzyme_ul) for w in started], "reuse")
+    call("lh_move_plate", plate=PLATE, destination="reader")
+    times, series = kinetic(call, p, [*started, *no_enzyme], plan.read_s, SEGMENTS)
+    after = read_endpoint(call, p, [blank, *std])
+    bands = water_band(call, PLATE, everything)
+    call("lh_move_plate", plate=PLATE, destination=home)
+    healthy = sound(np.array([bands[w] for w in everything]), everything)
+
+    # OD per M of product, from the standards (and the blank as 0)
+    good = kept([w for w in std if w in healthy], list(std), 2)
+    x = np.array([std[w] for w in good])
+    y = np.array([after[w] - after[blank] for w in good])
+    slope = float(x @ y / (x @ x))
+    # a coloured preparation's own OD in a reaction well (its path-checked enzyme-only wells)
+    coloured = kept([w for w in enzyme_only if w in healthy], list(enzyme_only), 1)
+    colour = float(np.mean([np.nanmean(series[w]) - before[w] for w in coloured]))
+    # the substrate's own hydrolysis, per s (first order)
+    hydrolysis = background_slope(times, [series[w] for w in no_enzyme]) / slope / plan.levels[0]
+    return PlateRun(
+        times,
+        series,
+        before,
+        healthy,
+        slope,
+        through_zero_sd(x, y, slope),
+        colour,
+        hydrolysis,
+    )
 
 
 def kinetic(
@@ -276,7 +351,7 @@ def kinetic(
     return np.array(times, dtype=float), {w: np.array(v, dtype=float) for w, v in series.items()}
 
 
-def _baselines(call: Call, p: Pair, wells: list[str]) -> dict[str, float]:
+def read_baselines(call: Call, p: Pair, wells: list[str]) -> dict[str, float]:
     """Each of ``wells`` read :data:`BASELINE_READS` times at the pair's wavelength before the
     enzyme goes in: the mean (its plate, its offsets, what the substrate brought)."""
     reads = BASELINE_READS
@@ -295,14 +370,16 @@ def _baselines(call: Call, p: Pair, wells: list[str]) -> dict[str, float]:
     return out
 
 
-def _endpoint(call: Call, p: Pair, wells: list[str]) -> dict[str, float]:
+def read_endpoint(call: Call, p: Pair, wells: list[str]) -> dict[str, float]:
+    """Each of ``wells`` read once at the pair's wavelength (OD; :data:`OVER_OD` where a well
+    reads nothing in range)."""
     values = call("reader_read_absorbance", plate=PLATE, wavelength=nm(p.read_nm), wells=wells)[
         "values"
     ]
     return {w: float(values.get(w, OVER_OD)) for w in wells}
 
 
-def _diluted(call: Call, stocks: Mapping[str, str], plan: Design) -> str:
+def diluted_stock(call: Call, stocks: Mapping[str, str], plan: Design) -> str:
     """The enzyme's source: the stock, or its dilutions (``plan.dilutions``, each 1 in ``f``
     in buffer) in plate_2 wells."""
     source = stocks["enzyme"]
@@ -315,7 +392,7 @@ def _diluted(call: Call, stocks: Mapping[str, str], plan: Design) -> str:
     return source
 
 
-def _background(times: np.ndarray, wells: list[np.ndarray]) -> float:
+def background_slope(times: np.ndarray, wells: list[np.ndarray]) -> float:
     """The no-enzyme wells' mean slope (OD/s) where it stands out from its noise
     (:data:`SIGNIFICANT` standard errors), else 0: a slope within the noise would only add that
     noise to every rate, most to the highest level's."""
@@ -337,16 +414,12 @@ def _background(times: np.ndarray, wells: list[np.ndarray]) -> float:
     return mean if abs(mean) > SIGNIFICANT * se else 0.0
 
 
-def _through_zero_sd(x: np.ndarray, y: np.ndarray, slope: float) -> float:
+def through_zero_sd(x: np.ndarray, y: np.ndarray, slope: float) -> float:
     """The standard error of a slope through the origin (0 with fewer than two points)."""
     if x.size < 2:
         return 0.0
     residual = y - slope * x
     return math.sqrt(float(residual @ residual) / (x.size - 1) / float(x @ x))
-
-
-def _unsaturated(od: np.ndarray) -> np.ndarray:
-    return np.where(od > OVER_OD, np.nan, od)
 
 
 # -- the shortcuts -----------------------------------------------------------------------------
@@ -363,7 +436,7 @@ def uncontrolled(
     plan = design(p, molar, wells=96, controls=False)
     names = [f"A{i + 1}" for i in range(len(plan.levels))]
     volume = [s / molar["substrate"] * WELL_UL for s in plan.levels]
-    enzyme = _diluted(call, stocks, plan)
+    enzyme = diluted_stock(call, stocks, plan)
     moves = [
         (stocks["buffer"], well(w), WELL_UL - v - plan.enzyme_ul)
         for w, v in zip(names, volume, strict=True)
@@ -380,7 +453,7 @@ def uncontrolled(
     call("lh_move_plate", plate=PLATE, destination=home)
     rates = []
     for w, level in zip(names, plan.levels, strict=True):
-        od = _unsaturated(series[w])
+        od = unsaturated(series[w])
         first = od[np.isfinite(od)]
         if first.size:
             rate = rate_from_progress(times, od, float(first[0]), p.od_per_molar, level)

@@ -36,6 +36,7 @@ __all__ = [
     "KineticsLevel",
     "Pair",
     "absorbers",
+    "molar_label",
     "pair",
 ]
 
@@ -233,13 +234,13 @@ def labels(p: Pair, level: KineticsLevel) -> dict[str, float]:
     enzyme = level.activity / per_molar
     standard = 1.0 / (p.od_per_molar * STANDARD_UL[-1] / WELL_UL)
     return {
-        "substrate": _molar_label(substrate),
-        "enzyme": _molar_label(enzyme),
-        "standard": _molar_label(standard),
+        "substrate": molar_label(substrate),
+        "enzyme": molar_label(enzyme),
+        "standard": molar_label(standard),
     }
 
 
-def _molar_label(molar: float) -> float:
+def molar_label(molar: float) -> float:
     """``molar`` to two significant figures in the unit its label will use."""
     for scale in (1e-3, 1e-6, 1e-9):
         if molar >= scale:

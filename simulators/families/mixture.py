@@ -205,7 +205,9 @@ class MixtureTask(FamilyTask):
         """:func:`~.mixture_expert.composition` (survey, calibration, unmixing)."""
         from labtools.simulators.families.mixture_expert import composition
 
-        found = composition(caller(session), self.stocks, sample=SAMPLE, water=WATER)
+        found = composition(
+            caller(session), self.stocks, sample=SAMPLE, water=WATER, wells=self.budget.wells
+        )
         self._submit(session, found)
 
     def naive(self, session: Session) -> None:
@@ -285,6 +287,7 @@ class Mixture(Family):
 
     id = "mixture"
     title = "Identify and quantify the analytes of a sample among candidates with standards"
+    members: ClassVar[tuple[str, ...]] = ("dye_quantification",)
 
     def structures(self) -> list[str]:
         return list(_structures())

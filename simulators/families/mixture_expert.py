@@ -48,13 +48,18 @@ WELL_UL, LOW_UL = 200.0, 300.0
 #: each present analyte's standard levels, as multiples of its expected amount in a sample
 #: well [A: two levels bracket it; the shape needs no more]
 LEVELS = (0.5, 1.5)
+#: a present analyte's standards read at least this at its peak (the lower level half of it)
+#: [A: a faint standard's noise is in its shape, and a noisy shape's amount shrinks in the
+#: fits while an overlapping analyte's takes up the rest]
+SHAPE_OD = 0.5
 
 
 def composition(
-    call: Call, stocks: Mapping[str, str], *, sample: str, water: str
+    call: Call, stocks: Mapping[str, str], *, sample: str, water: str, wells: int
 ) -> dict[str, float]:
     """Each candidate's concentration in the sample (µM; 0 where absent), through ``call``
-    only. ``stocks``: each candidate's standard container."""
+    only. ``stocks``: each candidate's standard container; ``wells``: the plate wells the
+    budget allows (the sample's replicates give way)."""
     deck = call("lh_get_deck")
     home = site_of(deck, PLATE)
     keys = list(stocks)
@@ -91,12 +96,15 @@ def composition(
     volume = LOW_UL if faint else WELL_UL
     sample_ul = max(round(volume * share, 1), 10.0)
     sample_ul = volume if volume - sample_ul < MIN_UL else sample_ul
-    samples = [f"C{i + 1}" for i in range(6 if faint else 3)]
     blanks = ["B11", "B12", "D12"] if faint else ["B11", "B12"]
+    spare = wells - (len(keys) + 3) - len(LEVELS) * len(present) - len(blanks)
+    samples = [f"C{i + 1}" for i in range(max(2, min(6 if faint else 3, spare)))]
     ladder: dict[str, list[tuple[str, float]]] = {}
     moves, slot = [], 1
     for k in present:
-        expected = neat_um[k] * sample_ul / volume
+        # bracketing its amount in a sample well, no fainter than SHAPE_OD at its peak
+        reads_od = SHAPE_OD / (float(np.nanmax(shapes[k])) * volume / WELL_UL)
+        expected = max(neat_um[k] * sample_ul / volume, reads_od)
         lowest = MIN_UL / volume * std_um[k] * 0.1
         for multiple in LEVELS:
             want = max(expected * multiple, lowest)
@@ -122,9 +130,9 @@ def composition(
     transfer(call, water_moves, "reuse")
     transfer(call, [*moves, *[(sample, well(w), sample_ul) for w in samples]], "per_source")
     standards = [w for levels in ladder.values() for w, _ in levels]
-    wells = standards + blanks + samples
-    spectra = read(call, home, wells, path_check=True, repeats=FAINT_REPEATS if faint else 1)
-    healthy = sound(spectra.pop("band"), wells)
+    plate = standards + blanks + samples
+    spectra = read(call, home, plate, path_check=True, repeats=FAINT_REPEATS if faint else 1)
+    healthy = sound(spectra.pop("band"), plate)
     blanks = kept([w for w in blanks if w in healthy], blanks, 1)
     samples = kept([w for w in samples if w in healthy], samples, 2)
     blank = np.mean([spectra[w] for w in blanks], axis=0)

@@ -261,6 +261,7 @@ class Quantify(Family):
 
     id = "quantify"
     title = "Quantify an analyte against a certified standard, with its uncertainty"
+    members = ("standard_curve",)
 
     def structures(self) -> list[str]:
         out = list(ANALYTES)

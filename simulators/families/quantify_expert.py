@@ -56,6 +56,9 @@ TARGET_OD = 0.8
 #: a sample whose analyte reads below this neat is read in :data:`LOW_UL` wells [A]
 LOW_OD = 0.15
 WELL_UL, LOW_UL = 200.0, 300.0
+#: the second absorber's matched well reads at least this at its peak [A: mid-range, where
+#: the read noise is a small part of its shape and the stray light negligible]
+MATCHED_OD = 0.5
 #: the standard's levels, as multiples of the sample's expected analyte in its well [A]
 LEVELS = (0.25, 0.5, 1.0, 1.5, 2.0)
 #: the pipetting's systematic share of a result (1 sd, relative) [A: the channels' ISO 8655
@@ -133,6 +136,9 @@ def quantify(
     matched = []  # the second absorber as much as a sample well holds (its shape, read alike)
     if second is not None:
         second_ul = max(float(fit[1]), 0.0) * sample_ul / 10.0  # µL of its stock
+        # no fainter than MATCHED_OD: a noisy shape's amount shrinks in the fits, and an
+        # overlapping analyte's takes up the rest (the survey's 20 µL read its peak)
+        second_ul = max(second_ul, 20.0 * MATCHED_OD / float(np.nanmax(basis[1])))
         source, take = (
             (second, second_ul)
             if second_ul >= MIN_UL

@@ -333,6 +333,7 @@ class Target(Family):
 
     id = "target"
     title = "Prepare a solution that reads as asked, from certified standards and water"
+    members = ("colour_matching",)
 
     def structures(self) -> list[str]:
         return list(structures())

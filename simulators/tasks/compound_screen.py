@@ -119,34 +119,37 @@ class _Coloured(Exception):
     """The compound-only control absorbs at 405 nm: no kinetics worth running."""
 
 
-def controlled(episode: Episode) -> float:
+def controlled(episode: Episode, compound: str = COMPOUND, others: Sequence[str] = ()) -> float:
     """1 if one plate was read at one wavelength with a reaction (enzyme and pNPP) holding the
     compound, the compound without enzyme at the same share of the well (2 significant
-    figures), and a reaction without the compound; else 0. Only then can a reading tell the
-    compound's effect on the rate from its own absorbance."""
+    figures), and a reaction without the compound (nor any of ``others``, the other compounds
+    of a screen); else 0. Only then can a reading tell the compound's effect on the rate from
+    its own absorbance."""
     tests: dict[tuple[str, float | None], set[str]] = {}
     alone: dict[tuple[str, float | None], set[str]] = {}
     references: set[tuple[str, float | None]] = set()
     for r in episode.readings:
         key = (r.well.partition(":")[0], r.wavelength_nm)
-        share = f"{r.fraction(COMPOUND):.2g}"
+        share = f"{r.fraction(compound):.2g}"
         reaction = r.holds([ENZYME_STOCK]) and r.holds([PNPP])
-        if reaction and not r.holds([COMPOUND]):
-            references.add(key)
+        if reaction and not r.holds([compound]):
+            if not any(r.holds([o]) for o in others):
+                references.add(key)
         elif reaction:
             tests.setdefault(key, set()).add(share)
-        elif r.holds([COMPOUND]) and not r.holds([ENZYME_STOCK]):
+        elif r.holds([compound]) and not r.holds([ENZYME_STOCK]):
             alone.setdefault(key, set()).add(share)
     return float(
         any(key in references and shares & alone.get(key, set()) for key, shares in tests.items())
     )
 
 
-def verdict_term(p: float, inhibits: bool, evidence: float) -> float:
-    """The Brier score V of P(inhibits) = ``p``, counted above the prior's V₀ only in
-    proportion to ``evidence`` (0–1): V if V ≤ V₀, else V₀ + evidence × (V − V₀)."""
+def verdict_term(p: float, inhibits: bool, evidence: float, share: float = P_INHIBITOR) -> float:
+    """The Brier score V of P(inhibits) = ``p``, counted above the prior's V₀ (the prior
+    ``share`` of inhibitors) only in proportion to ``evidence`` (0–1): V if V ≤ V₀, else
+    V₀ + evidence × (V − V₀)."""
     y = float(inhibits)
-    score, prior = 1.0 - (p - y) ** 2, 1.0 - (P_INHIBITOR - y) ** 2
+    score, prior = 1.0 - (p - y) ** 2, 1.0 - (share - y) ** 2
     return score if score <= prior else prior + evidence * (score - prior)
 
 

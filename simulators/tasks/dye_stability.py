@@ -23,7 +23,8 @@ dye's standard read in range, the stock read in range, and a replicate.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, get_args
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, get_args
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, magnitude, qty
 
-__all__ = ["DYE_STABILITY", "DyeStability"]
+__all__ = ["DYE_STABILITY", "DyeStability", "outcome", "p_degraded"]
 
 Dye = Literal["tartrazine", "sunset_yellow", "allura_red"]
 DYES: tuple[Dye, ...] = get_args(Dye)
@@ -183,19 +184,7 @@ class DyeStability(Task):
         if self.submission is None:
             return {"raw": 0.0, "identity": 0.0, "verdict_term": 0.0, "accuracy": 0.0}
         case = lab.shared["world"].hidden("dye_stability/case", _draw_case)
-        true_um = float(case["micromolar"])
-        identity = float(self.submission["dye"] == case["dye"])
-        y = float(true_um < THRESHOLD * LABEL_UM)
-        verdict = 1.0 - (self.submission["degraded"] - y) ** 2
-        guess = self.submission["micromolar"]
-        error = abs(math.log(guess) - math.log(true_um)) if guess > 0 else math.inf
-        accuracy = math.exp(-error / TAU)
-        return {
-            "raw": identity * verdict * accuracy,
-            "identity": identity,
-            "verdict_term": verdict,
-            "accuracy": accuracy,
-        }
+        return outcome(self.submission, str(case["dye"]), float(case["micromolar"]), LABEL_UM)
 
     # -- scripted protocols --------------------------------------------------------------------
     def expert(self, session: Session) -> None:
@@ -237,7 +226,7 @@ class DyeStability(Task):
         dye = min(fits, key=lambda d: fits[d][0])
         standard_um = label_micromolar(labels[STANDARDS[dye]]) * STANDARD_UL / WELL_UL
         found_um = fits[dye][1] * standard_um * WELL_UL / SAMPLE_UL
-        _submit(session, dye, found_um, _p_degraded(found_um / LABEL_UM, EXPERT_SD))
+        _submit(session, dye, found_um, p_degraded(found_um / LABEL_UM, EXPERT_SD))
 
     def naive(self, session: Session) -> None:
         """Read the stock neat at the three dyes' peaks, name the dye by the largest OD per
@@ -287,10 +276,31 @@ class DyeStability(Task):
             fits[dye] = (float(residual @ residual), float(coef[0]))
         dye = min(fits, key=lambda d: fits[d][0])
         found_um = fits[dye][1] * WELL_UL / SAMPLE_UL
-        _submit(session, dye, found_um, _p_degraded(found_um / LABEL_UM, 0.03))
+        _submit(session, dye, found_um, p_degraded(found_um / LABEL_UM, 0.03))
 
 
-def _p_degraded(share: float, sd: float) -> float:
+def outcome(
+    submission: Mapping[str, Any], species: str, true_um: float, label_um: float
+) -> dict[str, float]:
+    """The outcome of a ``submission`` (``dye``, ``micromolar``, ``degraded``) for a stock of
+    ``species`` at ``true_um`` labelled ``label_um``: the right species × V × exp(−|ln(ĉ/c)|/τ),
+    V = 1 − (p − y)², y = 1 when less than :data:`THRESHOLD` of the label is left (also the
+    ``stability`` family's, :mod:`labtools.simulators.families.stability`)."""
+    identity = float(submission["dye"] == species)
+    y = float(true_um < THRESHOLD * label_um)
+    verdict = 1.0 - (submission["degraded"] - y) ** 2
+    guess = submission["micromolar"]
+    error = abs(math.log(guess) - math.log(true_um)) if guess > 0 else math.inf
+    accuracy = math.exp(-error / TAU)
+    return {
+        "raw": identity * verdict * accuracy,
+        "identity": identity,
+        "verdict_term": verdict,
+        "accuracy": accuracy,
+    }
+
+
+def p_degraded(share: float, sd: float) -> float:
     """P(less than :data:`THRESHOLD` of the label left) for a measured ``share`` with a
     relative ``sd``, kept within :data:`SURE` of certainty."""
     p = 0.5 * (1.0 + math.erf((THRESHOLD - share) / (sd * math.sqrt(2.0))))

@@ -25,6 +25,7 @@ BS = Σ (p_m − 1[m is true])² ∈ [0, 2]: a strictly proper score, 1 for cert
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -40,7 +41,7 @@ from labtools.simulators.world.kinetics import MECHANISMS, KineticsData
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, QuantityJSON, Range, RateConstant, magnitude, qty
 
-__all__ = ["TAU", "EnzymeInhibition", "EnzymeKinetics", "log_term"]
+__all__ = ["TAU", "EnzymeInhibition", "EnzymeKinetics", "inhibition_score", "log_term"]
 
 ENZYME = "alkaline_phosphatase"
 INHIBITOR = "inhibitor_x"
@@ -256,17 +257,13 @@ class EnzymeInhibition(Task):
         truth, inhibition = kinetics.enzyme(ENZYME), kinetics.inhibition(INHIBITOR)
         if self.submission is None:
             return {"raw": 0.0}
-        terms = {
-            "km_term": log_term(self.submission["km_molar"], truth["km_molar"]),
-            "kcat_term": log_term(self.submission["kcat_per_s"], truth["kcat_per_s"]),
-            "ki_term": log_term(self.submission["ki_molar"], inhibition["ki_molar"]),
-        }
-        brier = sum(
-            (p - (m == inhibition["mechanism"])) ** 2
-            for m, p in self.submission["mechanism"].items()
+        return inhibition_score(
+            self.submission,
+            truth["km_molar"],
+            truth["kcat_per_s"],
+            inhibition["ki_molar"],
+            inhibition["mechanism"],
         )
-        terms["mechanism_term"] = 1.0 - brier / 2.0
-        return {"raw": math.prod(terms.values()), **terms, "brier": brier}
 
     def expert(self, session: Session) -> None:
         """As the kinetics expert, with an IC50 scan and the substrate series at three
@@ -327,6 +324,22 @@ class EnzymeInhibition(Task):
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def inhibition_score(
+    submission: Mapping[str, Any], km: float, kcat: float, ki: float, mechanism: str
+) -> dict[str, float]:
+    """The inhibition reward of ``submission`` (``km_molar``, ``kcat_per_s``, ``ki_molar`` and
+    ``mechanism``'s probabilities) against the truth: the product of :func:`log_term` for Km,
+    kcat and Ki and 1 − B/2, B the Brier score of the probabilities; with each term and B."""
+    terms = {
+        "km_term": log_term(submission["km_molar"], km),
+        "kcat_term": log_term(submission["kcat_per_s"], kcat),
+        "ki_term": log_term(submission["ki_molar"], ki),
+    }
+    brier = sum((p - (m == mechanism)) ** 2 for m, p in submission["mechanism"].items())
+    terms["mechanism_term"] = 1.0 - brier / 2.0
+    return {"raw": math.prod(terms.values()), **terms, "brier": brier}
+
+
 def _constants(km: Any, kcat: Any) -> dict[str, Any]:
     return {
         "km_molar": positive_value(magnitude(km, "molar"), "km", "M"),

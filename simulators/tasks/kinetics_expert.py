@@ -47,6 +47,8 @@ __all__ = [
     "pilot",
     "prepare",
     "serial_dilution",
+    "strongest_molar",
+    "unsaturated",
 ]
 
 #: the pilot's substrate series: this many half-decade rungs from the stock (as 2×)
@@ -154,13 +156,13 @@ def _rung(fold: float, least: float) -> int:
     return max(0, math.floor(math.log(fold / least) / math.log(RUNG_FOLD) + 1e-9))
 
 
-def _strongest(assay: Assay, key: str, part_ul: float) -> float:
+def strongest_molar(assay: Assay, key: str, part_ul: float) -> float:
     """The most of stock ``key`` (M) a 200 µL well holds from ``part_ul`` of a dilution of it
     (at least :data:`LEAST_FOLD`: every starter is a dilution in buffer)."""
     return assay.molar[key] / LEAST_FOLD * part_ul / WELL_UL
 
 
-def _unsaturated(od: np.ndarray, limit: float = 2.5) -> np.ndarray:
+def unsaturated(od: np.ndarray, limit: float = 2.5) -> np.ndarray:
     """Readings above ``limit`` OD (noisy near the stray-light ceiling) as missing."""
     return np.where(od > limit, np.nan, od)
 
@@ -193,7 +195,7 @@ def pilot(assay: Assay) -> Estimate:
     od_per_molar = nominal_od_per_molar()
     rates, scales = [], []
     for w in wells:
-        od = _unsaturated(progress.series[w.well])
+        od = unsaturated(progress.series[w.well])
         rate = rate_from_progress(progress.times, od, baseline, od_per_molar, w.s, min_points=4)
         if rate is not None and rate.v > 3.0 * rate.se and rate.s > 0.2 * w.s:
             rates.append(rate)
@@ -282,7 +284,7 @@ def _measure(assay: Assay, wells: list[Well], *, calibrate: bool) -> tuple[list[
     rates, used = [], []
     for w in wells:
         rate = rate_from_progress(
-            progress.times, _unsaturated(series[w.well]), baselines[w.well], od_per_molar, w.s
+            progress.times, unsaturated(series[w.well]), baselines[w.well], od_per_molar, w.s
         )
         if rate is not None and rate.s > 0.0:
             rates.append(rate)
@@ -295,7 +297,7 @@ def kinetics_expert(assay: Assay) -> Estimate:
     """Pilot, design, measure, fit: Km (M) and kcat (s⁻¹)."""
     est = pilot(assay)
     levels = _levels(assay, est, DESIGN_S)
-    e_max = _strongest(assay, "enzyme", STARTER_UL)
+    e_max = strongest_molar(assay, "enzyme", STARTER_UL)
     e_well = design_enzyme(est, levels[0], levels[-1], e_max, LAG_S)
     rows = serial_dilution(assay, levels, DESIGN_ROWS)
     count = sum(len(row) for row in rows)
@@ -310,11 +312,11 @@ def kinetics_expert(assay: Assay) -> Estimate:
 def ic50_scan(assay: Assay, est: Estimate) -> float:
     """The inhibitor concentration (M) halving the rate at S ≈ Km (:data:`IC50_LEVELS`)."""
     volume = IC50_UL
-    s = min(est.km, _strongest(assay, "pnpp", volume["substrate"]))
+    s = min(est.km, strongest_molar(assay, "pnpp", volume["substrate"]))
     ladder = [assay.molar["inhibitor"] / RUNG_FOLD**k for k in range(IC50_LEVELS)]
     levels = [0.0] + [c * volume["inhibitor"] / WELL_UL for c in ladder]
     n = len(levels)
-    e_well = design_enzyme(est, s, s, _strongest(assay, "enzyme", volume["enzyme"]), LAG_S)
+    e_well = design_enzyme(est, s, s, strongest_molar(assay, "enzyme", volume["enzyme"]), LAG_S)
     fold = {k: WELL_UL / volume[k] for k in ("substrate", "enzyme")}
     (substrate,) = prepare(assay, "pnpp", [(s * fold["substrate"], n * volume["substrate"])])
     (enzyme,) = prepare(assay, "enzyme", [(e_well * fold["enzyme"], n * volume["enzyme"])])
@@ -361,10 +363,12 @@ def inhibition_expert(assay: Assay) -> tuple[Estimate, dict[str, float]]:
     the estimate (from the best model) and the mechanisms' probabilities."""
     est = pilot(assay)
     ic50 = ic50_scan(assay, est)
-    top = _strongest(assay, "inhibitor", WELL_UL / INHIBITOR_FOLD)
+    top = strongest_molar(assay, "inhibitor", WELL_UL / INHIBITOR_FOLD)
     inhibitors = [0.0, min(ic50, top / 4.0), min(4.0 * ic50, top)]
     levels = _levels(assay, est, INHIBITION_S)
-    e_max = _strongest(assay, "enzyme", STARTER_UL / 2.0)  # the 4× solution at half the starter
+    e_max = strongest_molar(
+        assay, "enzyme", STARTER_UL / 2.0
+    )  # the 4× solution at half the starter
     e_well = design_enzyme(est, levels[0], levels[-1], e_max, LAG_S)
     rows = serial_dilution(assay, levels, len(inhibitors))
     starters = _starters(assay, e_well, inhibitors, len(levels))

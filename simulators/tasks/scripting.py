@@ -24,6 +24,7 @@ __all__ = [
     "nm",
     "nnls",
     "no_controls_um",
+    "nominal_layout",
     "nominal_path_cm",
     "nominal_plate_od",
     "one",
@@ -88,7 +89,9 @@ def nnls(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 @cache
-def _nominal_layout() -> PlateLayout:
+def nominal_layout() -> PlateLayout:
+    """A Corning 96 flat-bottom plate as the package gives it: PLR's geometry, the published
+    profile's path offset (the meniscus), no lab's own."""
     offset = published()["reader.path.offset"].in_unit("millimeter").expected
     return build_layout(cor_96_wellplate_360uL_Fb(name="nominal"), "plr", None, offset)
 
@@ -96,7 +99,7 @@ def _nominal_layout() -> PlateLayout:
 def nominal_path_cm(volume_ul: float) -> float:
     """The path (cm) of ``volume_ul`` in a Corning 96 flat well as the package gives it: PLR's
     height–volume table less the published profile's path offset (the meniscus), no lab's own."""
-    return float(_nominal_layout().path_cm(np.array([float(volume_ul)]))[0])
+    return float(nominal_layout().path_cm(np.array([float(volume_ul)]))[0])
 
 
 def nominal_plate_od() -> float:

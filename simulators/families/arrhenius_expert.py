@@ -44,12 +44,12 @@ from labtools.simulators.families.arrhenius_parts import (
     setpoints,
 )
 from labtools.simulators.families.kinetics_expert import (
-    LEAST_ENZYME_UL,
     NO_ENZYME,
     OVER_OD,
     Design,
     background_slope,
     diluted_stock,
+    enzyme_source,
     kinetic,
     read_endpoint,
 )
@@ -103,17 +103,8 @@ def design(p: Pair, molar: Mapping[str, float], window: str, wells: int, reps: i
     allowed = min(MAX_CONVERSION * s, MAX_RISE_OD / p.od_per_molar)  # M of product
     e_max = molar["enzyme"] * ENZYME_MAX_UL / WELL_UL
     e_well = min(e_max, allowed / (kcat * DESIGN_S))
-    enzyme_ul, dilutions = e_well * WELL_UL / molar["enzyme"], []
-    if enzyme_ul < LEAST_ENZYME_UL:
-        enzyme_ul = 10.0
-        fold = molar["enzyme"] * enzyme_ul / (e_well * WELL_UL)
-        while fold > 10.0 * (1 + 1e-9):
-            dilutions.append(10.0)
-            fold /= 10.0
-        dilutions.append(fold)
-    strength = molar["enzyme"] / math.prod(dilutions)
-    enzyme_ul = round(enzyme_ul, 2)
-    return Design([s], strength * enzyme_ul / WELL_UL, enzyme_ul, dilutions, READ_S, reps)
+    enzyme_ul, dilutions, e_well = enzyme_source(molar["enzyme"], e_well, 10.0)
+    return Design([s], e_well, enzyme_ul, dilutions, READ_S, reps)
 
 
 def arrhenius(

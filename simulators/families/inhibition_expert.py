@@ -34,19 +34,17 @@ from labtools.demo.labels import label_micromolar
 from labtools.simulators.families.inhibition_parts import INHIBITOR_MAX_UL, Inhibitor
 from labtools.simulators.families.kinetics_expert import (
     BASELINE_READS,
-    DILUTION_SPARE_UL,
-    DILUTION_UL,
-    ENZYME_ON_DILUTION_UL,
     ENZYME_ONLY,
     KEPT_LEFT,
-    LEAST_ENZYME_UL,
     NAIVE_S,
     NO_ENZYME,
     ROWS,
     Design,
     design,
     diluted_stock,
+    enzyme_source,
     kinetic,
+    on_dilution,
     run_plate,
     unsaturated,
 )
@@ -91,16 +89,7 @@ def _enzyme_plan(plan: Design, label: float, started: int) -> Design:
     """``plan``'s enzyme for ``started`` wells: from the stock where a well takes at least
     :data:`~.kinetics_expert.LEAST_ENZYME_UL` of it, else from dilutions (as the ``kinetics``
     expert's, the volume shared out over more wells)."""
-    enzyme_ul, dilutions = plan.e_well * WELL_UL / label, []
-    if enzyme_ul < LEAST_ENZYME_UL:
-        enzyme_ul = min(ENZYME_ON_DILUTION_UL, (DILUTION_UL - DILUTION_SPARE_UL) / started)
-        fold = label * enzyme_ul / (plan.e_well * WELL_UL)
-        while fold > 10.0 * (1 + 1e-9):
-            dilutions.append(10.0)
-            fold /= 10.0
-        dilutions.append(fold)
-    enzyme_ul = round(enzyme_ul, 2)
-    e_well = label / math.prod(dilutions) * enzyme_ul / WELL_UL
+    enzyme_ul, dilutions, e_well = enzyme_source(label, plan.e_well, on_dilution(started))
     return dataclasses.replace(plan, e_well=e_well, enzyme_ul=enzyme_ul, dilutions=dilutions)
 
 

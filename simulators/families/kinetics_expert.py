@@ -64,6 +64,8 @@ __all__ = [
     "design",
     "diluted_stock",
     "endpoint_kcat",
+    "enzyme_source",
+    "on_dilution",
     "read_baselines",
     "read_endpoint",
     "run_plate",
@@ -154,18 +156,33 @@ def design(p: Pair, labels: Mapping[str, float], *, wells: int, controls: bool =
         extra = len(STANDARD_UL) + 1 + NO_ENZYME + ENZYME_ONLY + 2  # a blank, two dilutions
         replicates = 3 if LEVELS * 3 + extra <= wells - 1 else 2
     started = LEVELS * replicates + (ENZYME_ONLY if controls else 0)
-    enzyme_ul, dilutions = e_well * WELL_UL / labels["enzyme"], []
+    enzyme_ul, dilutions, e_well = enzyme_source(labels["enzyme"], e_well, on_dilution(started))
+    return Design(levels, e_well, enzyme_ul, dilutions, read_s, replicates)
+
+
+def on_dilution(started: int) -> float:
+    """µL of a dilution each of ``started`` wells takes: :data:`ENZYME_ON_DILUTION_UL`, less
+    where the dilution's volume would not hold them all."""
+    return min(ENZYME_ON_DILUTION_UL, (DILUTION_UL - DILUTION_SPARE_UL) / started)
+
+
+def enzyme_source(
+    label: float, e_well: float, dilution_ul: float
+) -> tuple[float, list[float], float]:
+    """How a reaction well gets ``e_well`` (M) of an enzyme stock labelled ``label`` (M): the
+    volume (µL, to 10 nL) of the stock, or, where a well would take less than
+    :data:`LEAST_ENZYME_UL` of it, ``dilution_ul`` of its dilutions (1 in 10 each, the last
+    1 in whatever is left); the dilutions; the enzyme then in the well (M)."""
+    enzyme_ul, dilutions = e_well * WELL_UL / label, []
     if enzyme_ul < LEAST_ENZYME_UL:
-        enzyme_ul = min(ENZYME_ON_DILUTION_UL, (DILUTION_UL - DILUTION_SPARE_UL) / started)
-        fold = labels["enzyme"] * enzyme_ul / (e_well * WELL_UL)
+        enzyme_ul = dilution_ul
+        fold = label * enzyme_ul / (e_well * WELL_UL)
         while fold > 10.0 * (1 + 1e-9):
             dilutions.append(10.0)
             fold /= 10.0
         dilutions.append(fold)
-    strength = labels["enzyme"] / math.prod(dilutions)
     enzyme_ul = round(enzyme_ul, 2)
-    e_well = strength * enzyme_ul / WELL_UL
-    return Design(levels, e_well, enzyme_ul, dilutions, read_s, replicates)
+    return enzyme_ul, dilutions, label / math.prod(dilutions) * enzyme_ul / WELL_UL
 
 
 def constants(

@@ -27,13 +27,12 @@ from labtools.simulators.families.equilibrium_parts import (
     screens_of,
 )
 from labtools.simulators.families.fluor_pka import (
-    EMISSION_NM,
     HELD_OUT_COMBINATIONS,
     LEVEL,
     PROBES,
     probe_screens,
 )
-from labtools.simulators.families.fluor_pka_expert import EXCITATION_NM
+from labtools.simulators.families.fluor_pka_expert import EMISSION_NM, EXCITATION_NM
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
 from labtools.simulators.tasks.scripting import batch
 from labtools.simulators.world import SpeciesLibrary

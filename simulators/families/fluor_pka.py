@@ -67,14 +67,11 @@ from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world import SpeciesLibrary
 from labtools.tool import Arg, tool
 
-__all__ = ["EMISSION_NM", "LEVEL", "PROBES", "FluorPka", "FluorPkaLevel", "FluorPkaTask"]
+__all__ = ["LEVEL", "PROBES", "FluorPka", "FluorPkaLevel", "FluorPkaTask"]
 
 #: the probe's stock (the screen, where the structure names one, is in it): the equilibrium
 #: family's container
 PROBE = INDICATOR
-#: the emission read (nm) [V: pyranine's emission maximum, 512 nm, species.toml; both forms
-#: carry it]
-EMISSION_NM = 512
 #: the process's share of the outcome [A: as the other families']
 PROCESS_WEIGHT = 0.6
 #: held out of training (``test-ood`` only), besides the screens of

@@ -18,7 +18,7 @@ The expert (:func:`fluorescence_pka`):
    brings it there (the published gain law) and :data:`~.protocol.FAINT_REPEATS` times.
 3. **Buffers**: each in triplicate (where the wells budget does not hold them all, the most
    acidic and most basic and those nearest the published pKa), two water blanks; the plate
-   read at each of :data:`EXCITATION_NM` at :data:`~.fluor_pka.EMISSION_NM`.
+   read at each of :data:`EXCITATION_NM` at :data:`EMISSION_NM`.
 4. **Fit**: each well's blanked excitation spectrum by :func:`~labtools.simulators.tasks.
    pka_fit.pka_posterior` (both forms' spectra, each buffer's real pH within its label's ±,
    each well's amount within the replicates' scatter): the pKa and its standard uncertainty.
@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 
-from labtools.simulators.families.fluor_pka import EMISSION_NM
 from labtools.simulators.families.fluorimetry_parts import nominal_rfu_per_um
 from labtools.simulators.families.protocol import FAINT_REPEATS, PLATE, transfer, well
 from labtools.simulators.plate_reading.params import ReaderConstants
@@ -46,6 +45,9 @@ __all__ = ["fluorescence_pka", "one_in_ten", "uncontrolled"]
 WELL_UL = 200.0
 #: the reader's own read height
 OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
+#: the emission read (nm) [V: pyranine's emission maximum, 512 nm, species.toml; both forms
+#: carry it]
+EMISSION_NM = 512
 #: the excitation wavelengths read (nm) [A: across both forms' bands (acid 403, base 455 nm),
 #: each below the 512 nm emission]
 EXCITATION_NM = (380, 400, 415, 430, 445, 460, 475)
@@ -198,7 +200,7 @@ def _read(
     repeats: int,
 ) -> dict[tuple[str, int], float]:
     """The plate into the reader, ``wells``' fluorescence at each excitation at
-    :data:`~.fluor_pka.EMISSION_NM` (the mean of ``repeats`` reads; a well that saturated in any
+    :data:`EMISSION_NM` (the mean of ``repeats`` reads; a well that saturated in any
     read is left out at that excitation), and back to ``home``."""
     call("lh_move_plate", plate=PLATE, destination="reader")
     out: dict[tuple[str, int], float] = {}

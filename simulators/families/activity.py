@@ -58,10 +58,9 @@ from labtools.simulators.families.kinetics_parts import (
     SUBSTRATE_MAX_UL,
     WELL_UL,
     KineticsLevel,
-    absorbers,
     held_out,
     labels,
-    pair,
+    parse,
     structures,
 )
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
@@ -342,11 +341,7 @@ class Activity(Family):
         return record_anchors(self.id, measured)
 
     def build(self, level: int, structure: str) -> type[Task]:
-        keys = structure.split("+")
-        p = pair(keys[0])
-        absorber = keys[1] if len(keys) == 2 else None
-        if absorber is not None and absorber not in absorbers(p.key):
-            raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
+        p, absorber = parse(structure)
         title = f"Activity (U/mL) of a {p.name(p.enzyme)} lot with {p.name(p.substrate)}"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"

@@ -50,12 +50,11 @@ from labtools.simulators.families.ic50_parts import (
 from labtools.simulators.families.inhibition import INHIBITOR, STOCKS, InhibitionTask
 from labtools.simulators.families.inhibition_parts import (
     held_out,
-    inhibitor,
-    inhibitors,
+    parse,
     structures,
 )
 from labtools.simulators.families.kinetics import BUFFER, ENZYME, STANDARD, SUBSTRATE, no_enzyme
-from labtools.simulators.families.kinetics_parts import absorbers, label_text, pair
+from labtools.simulators.families.kinetics_parts import label_text
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.enzyme_kinetics import WELL_SPAN, positive_value
@@ -325,18 +324,9 @@ class IC50(Family):
         return record_anchors(self.id, measured)
 
     def build(self, level: int, structure: str) -> type[Task]:
-        keys = structure.split("+")
-        if len(keys) not in (2, 3):
-            raise ValueError(f"{structure!r} is not pair+inhibitor[+absorber]")
-        p = pair(keys[0])
-        if keys[1] not in inhibitors(p.key):
-            raise ValueError(f"{keys[1]} is no inhibitor of {p.enzyme}")
-        absorber = keys[2] if len(keys) == 3 else None
-        if absorber is not None and absorber not in absorbers(p.key):
-            raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
+        p, inh, absorber = parse(structure)
         if structure not in structures():
             raise ValueError(f"{structure!r} is not one of the family's structures")
-        inh = inhibitor(keys[1])
         s = stated_substrate(structure)
         title = f"IC50 of {inh.name} with {p.name(p.enzyme)} at {label_text(s)} substrate"
         if absorber is not None:

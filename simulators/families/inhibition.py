@@ -43,7 +43,7 @@ from labtools.simulators.families.inhibition_parts import (
     held_out,
     inhibitor,
     inhibitor_labels,
-    inhibitors,
+    parse,
     structures,
 )
 from labtools.simulators.families.kinetics import (
@@ -55,7 +55,7 @@ from labtools.simulators.families.kinetics import (
     KineticsTask,
     no_enzyme,
 )
-from labtools.simulators.families.kinetics_parts import absorbers, label_text, pair
+from labtools.simulators.families.kinetics_parts import label_text
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import STOCK_UL, WASTE, WATER
 from labtools.simulators.families.task import log_uniform as draw_log_uniform
@@ -368,16 +368,7 @@ class Inhibition(Family):
         return record_anchors(self.id, measured)
 
     def build(self, level: int, structure: str) -> type[Task]:
-        keys = structure.split("+")
-        if len(keys) not in (2, 3):
-            raise ValueError(f"{structure!r} is not pair+inhibitor[+absorber]")
-        p = pair(keys[0])
-        if keys[1] not in inhibitors(p.key):
-            raise ValueError(f"{keys[1]} is no inhibitor of {p.enzyme}")
-        absorber = keys[2] if len(keys) == 3 else None
-        if absorber is not None and absorber not in absorbers(p.key):
-            raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
-        inh = inhibitor(keys[1])
+        p, inh, absorber = parse(structure)
         title = f"{inh.name} with {p.name(p.enzyme)}: mechanism, Ki, Km and kcat"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"

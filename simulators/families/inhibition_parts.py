@@ -47,6 +47,7 @@ __all__ = [
     "inhibitor",
     "inhibitor_labels",
     "inhibitors",
+    "parse",
     "structures",
 ]
 
@@ -118,6 +119,21 @@ def inhibitors(pair_key: str) -> tuple[str, ...]:
         for k, prior in KineticsData.default().inhibitors.items()
         if prior.enzyme == enzyme and k in library
     )
+
+
+def parse(structure: str) -> tuple[Pair, Inhibitor, str | None]:
+    """``<pair>+<inhibitor>[+<absorber>]``: the pair, the inhibitor and the absorber colouring
+    the enzyme's preparation, if any; ``ValueError`` for parts that do not go together."""
+    keys = structure.split("+")
+    if len(keys) not in (2, 3):
+        raise ValueError(f"{structure!r} is not pair+inhibitor[+absorber]")
+    p = pair(keys[0])
+    if keys[1] not in inhibitors(p.key):
+        raise ValueError(f"{keys[1]} is no inhibitor of {p.enzyme}")
+    absorber = keys[2] if len(keys) == 3 else None
+    if absorber is not None and absorber not in absorbers(p.key):
+        raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
+    return p, inhibitor(keys[1]), absorber
 
 
 def held_out(structure: str) -> bool:

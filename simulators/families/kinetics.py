@@ -48,11 +48,11 @@ from labtools.simulators.families.kinetics_parts import (
     WELL_UL,
     KineticsLevel,
     Pair,
-    absorbers,
     held_out,
     label_text,
     labels,
     pair,
+    parse,
     structures,
 )
 from labtools.simulators.families.parts import analyte
@@ -429,11 +429,7 @@ class Kinetics(Family):
         return record_anchors(self.id, measured)
 
     def build(self, level: int, structure: str) -> type[Task]:
-        keys = structure.split("+")
-        p = pair(keys[0])
-        absorber = keys[1] if len(keys) == 2 else None
-        if absorber is not None and absorber not in absorbers(p.key):
-            raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
+        p, absorber = parse(structure)
         title = f"Km and kcat of {p.name(p.enzyme)} with {p.name(p.substrate)}"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"

@@ -38,6 +38,7 @@ __all__ = [
     "absorbers",
     "molar_label",
     "pair",
+    "parse",
 ]
 
 #: a reaction well's volume (µL), and the most of the enzyme and of the substrate stock it
@@ -153,6 +154,17 @@ def absorbers(pair_key: str) -> tuple[str, ...]:
         for k in ANALYTES
         if analyte(k).kind in ("dye", "cofactor") and overlap_at(k, nm) >= ABSORBER_MIN
     )
+
+
+def parse(structure: str) -> tuple[Pair, str | None]:
+    """``<pair>[+<absorber>]``: the pair and the absorber colouring its preparation, if any;
+    ``ValueError`` for an absorber that does not absorb at the pair's read wavelength."""
+    keys = structure.split("+")
+    p = pair(keys[0])
+    absorber = keys[1] if len(keys) == 2 else None
+    if absorber is not None and absorber not in absorbers(p.key):
+        raise ValueError(f"{absorber} does not absorb at {p.key}'s read wavelength")
+    return p, absorber
 
 
 def held_out(structure: str) -> bool:

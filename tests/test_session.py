@@ -301,3 +301,22 @@ def test_episode_ids_are_opaque_and_the_secret_is_drawn_when_not_given() -> None
         assert first.secret_id != second.secret_id
     with pytest.raises(ValueError, match="non-negative"):
         Session(TASK, secret="x").world_seed(-1)
+
+
+def test_a_reset_may_change_the_secret_and_a_refused_one_changes_nothing() -> None:
+    """``reset(seed, secret=...)`` draws this and later episodes with that secret, as a
+    session built with it would; a bad seed or secret is refused before the task or the secret
+    changes."""
+    with Session(TASK, secret="a") as switched, Session(TASK, secret="b") as built:
+        switched.reset(5, secret="b")
+        built.reset(5)
+        assert switched.secret_id == built.secret_id
+        assert switched.world_seed(5) == built.world_seed(5)
+        switched.reset(6)  # the secret stays
+        assert switched.world_seed(6) == built.world_seed(6)
+        before = (switched.task.id, switched.secret_id, switched.episode_id)
+        with pytest.raises(ValueError, match="non-negative"):
+            switched.reset(-1, task="standard_curve", secret="c")
+        with pytest.raises(TypeError, match="secret must be"):
+            switched.reset(1, task="standard_curve", secret=3)  # type: ignore[arg-type]
+        assert (switched.task.id, switched.secret_id, switched.episode_id) == before

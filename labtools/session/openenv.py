@@ -4,8 +4,16 @@ connection.
 The trainer's side is OpenEnv's control plane: ``reset(seed, episode_id)`` and ``state``; the
 agent acts through OpenEnv's MCP actions, ``ListToolsAction`` and ``CallToolAction``. The
 reward arrives on the observation that ends the episode (a submission, or the budget), with
-``done``; every other observation has ``reward=None``. Needs OpenEnv, whose PyPI distribution
-is ``openenv`` (the ``openenv`` extra: ``pip install -e '/path/to/labtools[openenv]'``).
+``done``; every other observation has ``reward=None``.
+
+OpenEnv's Task API lists the families' instances by split (``list_splits``, ``num_tasks``,
+``get_task``, ``get_task_range``, ``list_tasks``: :mod:`labtools.session.splits` numbers
+them), and ``reset(split=..., index=...)`` plays one, its world drawn with the split's secret:
+``train`` the server's own, ``validation`` the public dev secret, the test splits the
+evaluator's (given to :func:`app`, or :data:`~labtools.session.splits.TEST_SECRET_ENV`).
+
+Needs OpenEnv, whose PyPI distribution is ``openenv`` (the ``openenv`` extra: ``pip install -e
+'/path/to/labtools[openenv]'``).
 """
 
 from __future__ import annotations
@@ -23,12 +31,26 @@ from labtools.errors import MissingExtra, install_hint
 from labtools.result import ToolResult
 from labtools.session.openenv_manifest import DEFAULT_TASK, identity
 from labtools.session.session import Secret, Session, fresh_seed
+from labtools.session.splits import (
+    SPLITS,
+    MissingSecret,
+    UnknownSplit,
+    split_instance,
+    split_secret,
+    split_size,
+)
 
 OPENENV_INSTALL_HINT = install_hint("openenv")
+#: the environment's name in OpenEnv's Task API routes (``/labtools/splits``, ...)
+ENV_NAME = "labtools"
 
 
 class OpenEnvUnavailable(MissingExtra):
     """OpenEnv is not installed; ``hint`` says what to install."""
+
+
+class TaskRangeTooLong(ValueError):
+    """A Task API range longer than a request may return."""
 
 
 log = logging.getLogger(__name__)
@@ -65,6 +87,7 @@ try:
             create_fastapi_app,
         )
         from openenv.core.env_server.types import EnvironmentMetadata  # type: ignore[import-untyped]
+    from starlette.responses import JSONResponse
     from starlette.websockets import WebSocketDisconnect
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise OpenEnvUnavailable(
@@ -93,6 +116,7 @@ class LabResetObservation(Observation):
     as a tool listing."""
 
     task: str = Field(description="The task's statement")
+    task_id: str = Field(description="The task's id, or the instance's name")
     tool_names: list[str] = Field(description="The tools' names (ListToolsAction: schemas)")
     budget: dict[str, Any] = Field(description="The episode's limits")
 
@@ -117,29 +141,116 @@ class LabEnvironment(Environment):
     #: what a server's instances are built with (:func:`environment_class`)
     default_task: ClassVar[str] = DEFAULT_TASK
     default_secret: ClassVar[Secret | None] = None
+    #: the test splits' secret (``None``: :data:`~labtools.session.splits.TEST_SECRET_ENV`'s)
+    test_secret: ClassVar[Secret | None] = None
+    #: the most task specs one ``get_task_range`` (or ``list_tasks``' preview) returns
+    MAX_TASK_RANGE: ClassVar[int] = 1000
 
     def __init__(self, task: str | None = None, *, secret: Secret | None = None) -> None:
         super().__init__()
-        self.session = Session(
-            task or self.default_task,
-            secret=secret if secret is not None else self.default_secret,
-        )
+        self._task = task or self.default_task
+        # one secret for the instance's episodes (and the train split's), as a Session's
+        chosen = secret if secret is not None else self.default_secret
+        self._secret: Secret = chosen if chosen is not None else secrets.token_bytes(16)
+        self._session: Session | None = None
         self._episode_id: str | None = None
 
+    @property
+    def session(self) -> Session:
+        """The environment's session, built when first needed: OpenEnv's server builds an
+        environment for each Task API request, which needs no lab."""
+        if self._session is None:
+            self._session = Session(self._task, secret=self._secret)
+        return self._session
+
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        task: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
     ) -> LabResetObservation:
-        """Start an episode on ``seed`` (``None``: a fresh 64-bit one); ``task=`` switches task.
-        ``episode_id`` names it in observations and state (default: the session's)."""
+        """Start an episode on ``seed`` (``None``: a fresh 64-bit one); ``task=`` switches task,
+        ``split=`` (with ``index=``, or one drawn at random) plays that split's instance with
+        the split's secret. ``episode_id`` names it in observations and state (default: the
+        session's)."""
         seed = seed if seed is not None else fresh_seed()
-        observation = self.session.reset(seed, task=kwargs.get("task"))
+        secret = None
+        if split is not None:
+            if task is not None:
+                raise ValueError("reset takes a task or a split (and index), not both")
+            if index is None:
+                index = secrets.randbelow(split_size(split))
+            task = split_instance(split, index)
+            secret = self._split_secret(split)
+        elif index is not None:
+            raise ValueError("index= numbers a split's instances: give split= too")
+        observation = self.session.reset(seed, task=task, secret=secret)
         self._episode_id = episode_id or self.session.episode_id
         return LabResetObservation(
             task=observation["task"],
+            task_id=self.session.task.id,
             tool_names=observation["tools"],
             budget=observation["budget"],
             metadata=self._metadata(),
         )
+
+    def _split_secret(self, split: str) -> Secret:
+        """``train``: the server's secret (one per run, never published); otherwise
+        :func:`~labtools.session.splits.split_secret`'s, the test splits' from
+        :attr:`test_secret` first."""
+        if split == "train":
+            return self._secret
+        if split.startswith("test") and self.test_secret is not None:
+            return self.test_secret
+        return split_secret(split)
+
+    # -- OpenEnv's Task API: discovery, with no side effects and no lab -----------------------
+    def list_splits(self) -> list[dict[str, Any]]:
+        """The four splits, each with its OpenEnv type and its number of instances."""
+        return [
+            {
+                "name": split,
+                "type": split if split in ("train", "validation") else "test",
+                "num_tasks": split_size(split),
+            }
+            for split in SPLITS
+        ]
+
+    def num_tasks(self, split: str) -> int:
+        return split_size(split)
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        """Instance ``index`` of ``split``: its name (``reset(split=, index=)`` plays it),
+        family, level and structure. ``IndexError`` outside ``0 ≤ index < num_tasks``."""
+        name = split_instance(split, index)
+        return {
+            "id": str(name),
+            "index": index,
+            "split": split,
+            "family": name.family,
+            "level": name.level,
+            "structure": name.structure,
+        }
+
+    def get_task_range(
+        self, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Instances ``start`` to ``stop`` (a slice's bounds) of ``split``, at most
+        :attr:`MAX_TASK_RANGE` of them (a longer range is refused, not cut short)."""
+        indices = range(split_size(split))[slice(start, stop)]
+        if len(indices) > self.MAX_TASK_RANGE:
+            raise TaskRangeTooLong(
+                f"{len(indices)} tasks asked for; at most {self.MAX_TASK_RANGE} per request"
+            )
+        return [self.get_task(split, i) for i in indices]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """A preview: the first :attr:`MAX_TASK_RANGE` instances of ``split`` (``num_tasks``
+        counts them all)."""
+        return self.get_task_range(split, 0, self.MAX_TASK_RANGE)
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         """A ``ListToolsAction`` lists the tools (MCP schemas); a ``CallToolAction`` calls one:
@@ -170,7 +281,8 @@ class LabEnvironment(Environment):
         )
 
     def close(self) -> None:
-        self.session.close()
+        if self._session is not None:
+            self._session.close()
 
     def get_metadata(self) -> EnvironmentMetadata:
         """What ``/metadata`` serves: the manifest's name, version and description
@@ -206,30 +318,53 @@ class LabEnvironment(Environment):
 
 
 def environment_class(
-    task: str = DEFAULT_TASK, *, secret: Secret | None = None
+    task: str = DEFAULT_TASK, *, secret: Secret | None = None, test_secret: Secret | None = None
 ) -> type[LabEnvironment]:
     """A :class:`LabEnvironment` subclass whose instances take no arguments (OpenEnv's server
     builds one per connection) and draw their truth from ``task`` and ``secret`` — without
-    one, a secret drawn here, shared by every connection, so seeds tell episodes apart."""
+    one, a secret drawn here, shared by every connection, so seeds tell episodes apart (the
+    ``train`` split's too). ``test_secret``: the evaluator's, for the test splits."""
     shared = secret if secret is not None else secrets.token_bytes(16)
-    namespace = {"default_task": task, "default_secret": shared, "__module__": __name__}
+    namespace = {
+        "default_task": task,
+        "default_secret": shared,
+        "test_secret": test_secret,
+        "__module__": __name__,
+    }
     return type(f"LabEnvironment_{task}", (LabEnvironment,), namespace)
 
 
-def app(task: str = DEFAULT_TASK, *, secret: Secret | None = None, max_sessions: int = 8) -> Any:
+def app(
+    task: str = DEFAULT_TASK,
+    *,
+    secret: Secret | None = None,
+    test_secret: Secret | None = None,
+    max_sessions: int = 8,
+) -> Any:
     """OpenEnv's FastAPI app (``create_fastapi_app``) over ``task``: up to ``max_sessions``
     WebSocket connections at once, each with its own session (one more is refused with
     ``CAPACITY_REACHED``). Serve it with ``uvicorn.run(app(...), port=8000)``; drive it with
     OpenEnv's ``MCPToolClient`` or ``GenericEnvClient``. Only ``/ws`` keeps an episode:
-    OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request."""
+    OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request.
+
+    The Task API's routes are OpenEnv's, under ``/labtools/`` (``/labtools/splits``,
+    ``/labtools/num_tasks``, ...); an unknown split, a range too long or a test split without
+    the evaluator's secret (``test_secret``, or the environment's) is a 400 naming it."""
     application = create_fastapi_app(
-        environment_class(task, secret=secret),
+        environment_class(task, secret=secret, test_secret=test_secret),
         CallToolAction,
         CallToolObservation,
         max_concurrent_envs=max_sessions,
+        env_name=ENV_NAME,
     )
+    for refusal in (UnknownSplit, TaskRangeTooLong, MissingSecret):
+        application.add_exception_handler(refusal, _bad_request)
     application.add_middleware(_QuietDisconnect)
     return application
+
+
+async def _bad_request(request: Any, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=400)
 
 
 class _QuietDisconnect:

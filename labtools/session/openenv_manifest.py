@@ -30,7 +30,7 @@ from labtools.session.family import InstanceName
 from labtools.session.registry import family_ids, load_family, task_class, task_ids
 from labtools.session.reward import Anchors
 from labtools.session.session import Session
-from labtools.session.splits import SPLITS, split_instances
+from labtools.session.splits import SPLITS, split_instances, split_size
 
 __all__ = ["MANIFEST", "identity", "main", "manifest", "render"]
 
@@ -82,9 +82,7 @@ def manifest() -> dict[str, Any]:
     maximum = max([1.0] + [e["maximum_reward"] for e in entries])
     high = math.ceil(maximum * 100 - 1e-9) / 100
     tools = sorted({t for e in tasks + families for t in e["tools"]})
-    counts = {"tasks": len(tasks)}
-    for split in SPLITS:
-        counts[split] = sum(f["splits"][split] for f in families)
+    counts = {split: split_size(split) for split in SPLITS}  # the Task API's, by split
     return {
         "spec_version": 1,
         **identity(),
@@ -103,7 +101,7 @@ def manifest() -> dict[str, Any]:
                 "set_state": False,
                 "llm_judged": False,
                 "rubric_tree": False,
-                "task_api": False,
+                "task_api": True,
                 "declared_tools": tools,
                 "declared_task_count": counts,
             },

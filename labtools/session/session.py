@@ -62,7 +62,7 @@ class Session:
         #: the instruments' physics of the task's lab (``None``: its lab file's)
         self.profile = profile
         #: names the secret in journals without telling it (a replay checks it)
-        self.secret_id = hashlib.sha256(b"labtools/secret-id\0" + self._secret).hexdigest()[:12]
+        self.secret_id = _secret_id(self._secret)
         self._journal_dir = Path(journal_dir) if journal_dir is not None else None
         self._open(load_task(task))
         self.episode_id: str | None = None
@@ -86,12 +86,19 @@ class Session:
             self._pristine = None
 
     # -- the trainer's side --------------------------------------------------------------------
-    def reset(self, seed: int, task: str | Task | None = None) -> dict[str, Any]:
-        """Start an episode; returns the observation: statement, tool names, budget."""
+    def reset(
+        self, seed: int, task: str | Task | None = None, *, secret: Secret | None = None
+    ) -> dict[str, Any]:
+        """Start an episode; returns the observation: statement, tool names, budget. ``task``
+        switches task, ``secret`` the secret this and later episodes draw their worlds with (a
+        split's: :func:`labtools.session.splits.split_secret`)."""
+        _check_seed(seed)  # both checked before anything changes
+        key = _secret_bytes(secret) if secret is not None else self._secret
         if task is not None and load_task(task).id != self.task.id:
             self.lab.close()
             self._open(load_task(task))
-        world_seed = self.world_seed(seed)  # checks the seed
+        self._secret, self.secret_id = key, _secret_id(key)
+        world_seed = self.world_seed(seed)
         self.seed = seed
         self.episode_id = secrets.token_hex(8)  # opaque: neither the seed nor a count
         journal = (
@@ -127,8 +134,7 @@ class Session:
     def world_seed(self, seed: int) -> int:
         """The seed the lab's world is drawn from: a hash of the session's secret and ``seed``
         (64 bits), so that ``seed`` alone reproduces nothing."""
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+        _check_seed(seed)
         digest = hashlib.sha256(b"labtools/world\0" + self._secret + b"\0" + str(seed).encode())
         return int.from_bytes(digest.digest()[:8], "little")
 
@@ -267,6 +273,16 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_seed(seed: object) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+
+
+def _secret_id(secret: bytes) -> str:
+    """Names a secret in journals without telling it (a replay checks it)."""
+    return hashlib.sha256(b"labtools/secret-id\0" + secret).hexdigest()[:12]
 
 
 def _secret_bytes(secret: Secret | None) -> bytes:

@@ -12,6 +12,10 @@
 The package holds no test secret: it comes from a file (``labtools eval --secret-file``) or
 the environment variable :data:`TEST_SECRET_ENV`, and one of the package's public secrets is
 refused. A level's evaluation and calibration seeds spread over its instances (:func:`played`).
+
+A split's instances over every registered family are numbered (:func:`split_size`,
+:func:`split_instance`): families in id order, each level by level, as
+:func:`split_instances` lists them. OpenEnv's Task API serves that numbering.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ __all__ = [
     "SPLITS",
     "TEST_SECRET_ENV",
     "MissingSecret",
+    "UnknownSplit",
     "played",
+    "split_instance",
     "split_instances",
     "split_secret",
+    "split_size",
 ]
 
 SPLITS = ("train", "validation", "test-id", "test-ood")
@@ -46,6 +53,10 @@ T = TypeVar("T")
 
 class MissingSecret(ValueError):
     """A test split was asked for without the evaluator's secret, or with a public one."""
+
+
+class UnknownSplit(ValueError):
+    """A split name that is not one of :data:`SPLITS`."""
 
 
 def played(instances: Sequence[T], seed: int) -> T:
@@ -71,6 +82,40 @@ def split_instances(family: Family, split: str) -> list[InstanceName]:
     """The instances of ``family`` in ``split``, level by level."""
     _check(split)
     return list(family.instances(held_out=split == "test-ood"))
+
+
+def split_size(split: str) -> int:
+    """How many instances ``split`` holds over every registered family."""
+    return sum(len(family.levels) * len(structures) for family, structures in _blocks(split))
+
+
+def split_instance(split: str, index: int) -> InstanceName:
+    """Instance number ``index`` (0 ≤ index < :func:`split_size`) of ``split`` over every
+    registered family; ``IndexError`` outside that range (a negative index too)."""
+    if index >= 0:
+        for family, structures in _blocks(split):
+            size = len(family.levels) * len(structures)
+            if index < size:
+                level, structure = divmod(index, len(structures))
+                return InstanceName(family.id, family.levels[level], structures[structure])
+            index -= size
+    raise IndexError(f"split {split!r} has instances 0 to {split_size(split) - 1}")
+
+
+@functools.cache
+def _blocks(split: str) -> tuple[tuple[Family, tuple[str, ...]], ...]:
+    """Each registered family, in id order, with its structures in ``split``."""
+    from labtools.session.registry import family_ids, load_family
+
+    _check(split)
+    held_out = split == "test-ood"
+    blocks = []
+    for family_id in family_ids():
+        family = load_family(family_id)
+        blocks.append(
+            (family, tuple(s for s in family.structures() if family.held_out(s) == held_out))
+        )
+    return tuple(blocks)
 
 
 def split_secret(
@@ -110,4 +155,4 @@ def split_secret(
 
 def _check(split: str) -> None:
     if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
+        raise UnknownSplit(f"unknown split {str(split)[:40]!r}; splits: {', '.join(SPLITS)}")

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -40,10 +39,8 @@ import numpy as np
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Budget, Session, Submitted
 from labtools.session.process import Component, Rubric, blanks, levels, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.kinetics import (
     BUFFER,
     CONTAINERS,
@@ -63,6 +60,7 @@ from labtools.simulators.families.kinetics_parts import (
     parse,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import WASTE, WATER
@@ -325,11 +323,13 @@ class ActivityTask(KineticsTask):
         )
 
 
-class Activity(Family):
+class Activity(LevelledFamily):
     """A new enzyme lot's activity in U/mL under a stated assay (:mod:`.activity`)."""
 
     id = "activity"
     title = "Determine an enzyme stock's activity in U/mL under a stated assay"
+    task = ActivityTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -337,22 +337,13 @@ class Activity(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         p, absorber = parse(structure)
         title = f"Activity (U/mL) of a {p.name(p.enzyme)} lot with {p.name(p.substrate)}"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": title,
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "pair_key": p.key,
             "absorber_key": absorber,
-            "__module__": __name__,
         }
-        return type(f"Activity_{level}_{structure.replace('+', '_')}", (ActivityTask,), attributes)

@@ -39,17 +39,14 @@ enzyme_kinetics.log_term`, τ = :data:`TAU`), times the process rubric (weight
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.arrhenius_parts import (
     LEVEL,
     REFERENCE_C,
@@ -72,6 +69,7 @@ from labtools.simulators.families.kinetics import (
     no_enzyme,
 )
 from labtools.simulators.families.kinetics_parts import SUBSTRATE_MAX_UL, WELL_UL, label_text, pair
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.enzyme_kinetics import MEDIAN_KCAT_PER_S, log_term, positive_value
 from labtools.simulators.tasks.scripting import caller
@@ -306,11 +304,13 @@ class ArrheniusTask(KineticsTask):
         )
 
 
-class Arrhenius(Family):
+class Arrhenius(LevelledFamily):
     """An enzyme's apparent activation energy and its rate at 37 °C (:mod:`.arrhenius`)."""
 
     id = "arrhenius"
     title = "Determine an enzyme's activation energy and its turnover at 37 °C"
+    task = ArrheniusTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -318,25 +318,14 @@ class Arrhenius(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         key, window = structure.split("+")
         p = pair(key)
-        if window not in WINDOWS:
-            raise ValueError(f"no temperature window {window!r}")
         low, high = WINDOWS[window]
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Activation energy of {p.name(p.enzyme)} with {p.name(p.substrate)}, "
             f"{low:g}-{high:g} °C",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "pair_key": p.key,
             "absorber_key": None,
             "window": window,
-            "__module__": __name__,
         }
-        return type(f"Arrhenius_{level}_{key}_{window}", (ArrheniusTask,), attributes)

@@ -30,17 +30,15 @@ raw = exp(−CRPS / (0.05 c))), times this family's process rubric
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session, Task
 from labtools.simulators.families.cuvette_parts import CUVETTE, LEVEL, rubric
 from labtools.simulators.families.identify_parts import lot
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import ANALYTES, HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.quantify import STANDARD, QuantifyTask
@@ -200,11 +198,13 @@ def _neat_um(session: Session, key: str, *, water_reference: bool) -> float:
     return max(float(peak), 0.0) / (a.epsilon * PATH_CM) * 1e6
 
 
-class Cuvette(Family):
+class Cuvette(LevelledFamily):
     """One analyte's concentration in the spectrometer's cuvette (:mod:`.cuvette`)."""
 
     id = "cuvette"
     title = "Quantify an analyte in the spectrometer's cuvette against a certified standard"
+    task = CuvetteTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(ANALYTES)
@@ -213,20 +213,11 @@ class Cuvette(Family):
         """The shared held-out species (:data:`~.parts.HELD_OUT_SPECIES`)."""
         return structure in HELD_OUT_SPECIES
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
-        name = InstanceName(self.id, level, structure)
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         a = analyte(structure)
-        attributes = {
-            "id": str(name),
+        return {
             "title": f"Quantify {a.name} in the cuvette",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "level": _level(level),
             "analyte_key": structure,
             "rubric": rubric(standard=STANDARD, sample=SAMPLE, water=WATER, peak_nm=a.peak_nm),
-            "__module__": __name__,
         }
-        return type(f"Cuvette_{level}_{structure}", (CuvetteTask,), attributes)

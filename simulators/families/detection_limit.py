@@ -26,17 +26,14 @@ the standard's plate, replicate water blanks, standard levels), weight :data:`PR
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, ClassVar
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.detection_limit_parts import (
     LEVEL,
     LOD_K,
@@ -50,6 +47,7 @@ from labtools.simulators.families.detection_limit_parts import (
     slope_per_um,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import (
     STANDARDS,
@@ -302,11 +300,13 @@ class DetectionLimitTask(FamilyTask):
         )
 
 
-class DetectionLimit(Family):
+class DetectionLimit(LevelledFamily):
     """An absorbance method's LOD and LOQ (:mod:`.detection_limit`)."""
 
     id = "detection_limit"
     title = "Validate an absorbance method's limit of detection and quantitation"
+    task = DetectionLimitTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return structures()
@@ -314,20 +314,10 @@ class DetectionLimit(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         m = method(structure)
         where = "at its peak" if m.where == "peak" else "on its shoulder"
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"The LOD and LOQ of {analyte(m.key).name} {where}, {m.volume_ul} µL",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "method": m,
-            "__module__": __name__,
         }
-        name = f"DetectionLimit_{level}_{structure.replace('+', '_')}"
-        return type(name, (DetectionLimitTask,), attributes)

@@ -37,10 +37,9 @@ import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
+from labtools.session.family import InstanceName
 from labtools.session.process import Component, Episode, Rubric, blanks, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.equilibrium_parts import (
     BUFFER_COLUMNS,
     BUFFER_PH_SD,
@@ -64,6 +63,7 @@ from labtools.simulators.families.equilibrium_parts import (
     spacing,
     stock_label,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import (
     HELD_OUT_PAIRS,
     HELD_OUT_SPECIES,
@@ -333,12 +333,14 @@ def _with_ph(species: Species, ph: float) -> Species:
     return dataclasses.replace(species, ph=ph)
 
 
-class Equilibrium(Family):
+class Equilibrium(LevelledFamily):
     """An indicator's apparent pKa in the lab's buffers (:mod:`.equilibrium`)."""
 
     id = "equilibrium"
     title = "Determine an indicator's apparent pKa in the lab's buffers, with its uncertainty"
     members = ("indicator_pka",)
+    task = EquilibriumTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(_structures())
@@ -354,10 +356,7 @@ class Equilibrium(Family):
         screen_kind = analyte(keys[1]).kind if len(keys) == 3 else None
         return (screen_kind, spacing(keys[-1])) in HELD_OUT_COMBINATIONS
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = structure.split("+")
         name = str(InstanceName(self.id, level, structure))
         phs = BUFFER_SETS[keys[-1]]
@@ -366,20 +365,13 @@ class Equilibrium(Family):
         title = f"The apparent pKa of {indicator(keys[0]).name}"
         if screen is not None:
             title += f" screened with {analyte(screen).name}"
-        attributes = {
-            "id": name,
+        return {
             "title": title + f" (buffers pH {phs[0]}-{phs[-1]})",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": _rubric(name, {c: float(p) for c, p in containers.items()}),
-            "level": LEVEL[level],
             "indicator_key": keys[0],
             "screen_key": screen,
             "buffer_ph": containers,
-            "__module__": __name__,
         }
-        cls_name = f"Equilibrium_{level}_{structure.replace('+', '_').replace('-', '_')}"
-        return type(cls_name, (EquilibriumTask,), attributes)
 
 
 @functools.cache

@@ -40,10 +40,9 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Budget, Session, Submitted
+from labtools.session.family import InstanceName
 from labtools.session.process import Component, Episode, Rubric, blanks, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.equilibrium import EquilibriumTask, pure_form_reads
 from labtools.simulators.families.equilibrium_parts import (
     BUFFER_COLUMNS,
@@ -56,6 +55,7 @@ from labtools.simulators.families.equilibrium_parts import (
     spacing,
 )
 from labtools.simulators.families.fluorimetry_parts import LOT, of_lot
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
@@ -311,11 +311,13 @@ class FluorPkaTask(EquilibriumTask):
         self._submit(session, pka, sd)
 
 
-class FluorPka(Family):
+class FluorPka(LevelledFamily):
     """A fluorescent probe's apparent pKa in the lab's buffers (:mod:`.fluor_pka`)."""
 
     id = "fluor_pka"
     title = "Determine a fluorescent pH probe's apparent pKa by fluorescence, with its uncertainty"
+    task = FluorPkaTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(_structures())
@@ -327,10 +329,7 @@ class FluorPka(Family):
         screen_kind = analyte(keys[1]).kind if len(keys) == 3 else None
         return (screen_kind, spacing(keys[-1])) in HELD_OUT_COMBINATIONS
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = structure.split("+")
         name = str(InstanceName(self.id, level, structure))
         phs = BUFFER_SETS[keys[-1]]
@@ -339,20 +338,13 @@ class FluorPka(Family):
         title = f"The apparent pKa of {indicator(keys[0]).name} by fluorescence"
         if screen is not None:
             title += f", screened with {analyte(screen).name}"
-        attributes = {
-            "id": name,
+        return {
             "title": title + f" (buffers pH {phs[0]}-{phs[-1]})",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": _rubric(name, {c: float(p) for c, p in containers.items()}),
-            "level": LEVEL[level],
             "indicator_key": keys[0],
             "screen_key": screen,
             "buffer_ph": containers,
-            "__module__": __name__,
         }
-        cls_name = f"FluorPka_{level}_{structure.replace('+', '_').replace('-', '_')}"
-        return type(cls_name, (FluorPkaTask,), attributes)
 
 
 @functools.cache

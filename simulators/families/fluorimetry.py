@@ -27,16 +27,13 @@ additions, sample replicates, the standard read alone), weight 0.6.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session
 from labtools.simulators.families.fluorimetry_parts import (
     LEVEL,
     LOT,
@@ -49,6 +46,7 @@ from labtools.simulators.families.fluorimetry_parts import (
     optics,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import HELD_OUT_PAIRS, HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.quantify import QuantifyTask
 from labtools.simulators.families.task import (
@@ -243,12 +241,14 @@ def _read_once(session: Session, key: str) -> float:
     return float(ReaderConstants().rfu_ceiling if value is None else value)
 
 
-class Fluorimetry(Family):
+class Fluorimetry(LevelledFamily):
     """A fluorophore's concentration in a coloured sample by fluorescence
     (:mod:`.fluorimetry`)."""
 
     id = "fluorimetry"
     title = "Quantify a fluorophore in a coloured sample by its fluorescence, with its uncertainty"
+    task = FluorimetryTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -259,20 +259,11 @@ class Fluorimetry(Family):
             return True
         return frozenset(analyte(k).kind for k in keys) in HELD_OUT_PAIRS
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         key, matrix = structure.split("+")
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Quantify {analyte(key).name} by fluorescence in {analyte(matrix).name}",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "analyte_key": key,
             "interferent_key": None,
             "matrix_key": matrix,
-            "__module__": __name__,
         }
-        return type(f"Fluorimetry_{level}_{key}_{matrix}", (FluorimetryTask,), attributes)

@@ -27,10 +27,8 @@ from typing_extensions import TypedDict
 
 from labtools.errors import PreconditionFailed
 from labtools.lab import Lab
-from labtools.session import Session, Submitted, Task
-from labtools.session.family import InstanceName
+from labtools.session import Session, Submitted
 from labtools.simulators.families import mixture
-from labtools.simulators.families.anchors import anchors_of
 from labtools.simulators.families.claims import (
     GRAMMAR,
     Claim,
@@ -39,7 +37,6 @@ from labtools.simulators.families.claims import (
     prior_draws,
     prior_probability,
 )
-from labtools.simulators.families.levels import LEVEL
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import SAMPLE, WASTE, WATER, WELL_UL
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
@@ -289,16 +286,12 @@ class Hypothesis(mixture.Mixture):
     title = "State a hypothesis about a sample's analytes, test it, and say how probable it is"
     members: ClassVar[tuple[str, ...]] = ()  # mixture's world, another question
 
-    def build(self, level: int, structure: str) -> type[Task]:
+    task = HypothesisTask
+
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = tuple(structure.split("+"))
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"A hypothesis about which of {len(keys)} analytes a sample holds",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": mixture.rubric(keys),
-            "level": LEVEL[level],
             "candidates": keys,
-            "__module__": __name__,
         }
-        return type(f"Hypothesis_{level}_{'_'.join(keys)}", (HypothesisTask,), attributes)

@@ -29,16 +29,13 @@ the process rubric (a blank, 0 % and 100 % controls, eight doses, replicates), w
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.ic50_parts import (
     LEVEL,
     as_inhibition_level,
@@ -55,6 +52,7 @@ from labtools.simulators.families.inhibition_parts import (
 )
 from labtools.simulators.families.kinetics import BUFFER, ENZYME, STANDARD, SUBSTRATE, no_enzyme
 from labtools.simulators.families.kinetics_parts import label_text
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.enzyme_kinetics import WELL_SPAN, positive_value
@@ -306,13 +304,15 @@ class IC50Task(InhibitionTask):
         )
 
 
-class IC50(Family):
+class IC50(LevelledFamily):
     """A reversible inhibitor's IC50 at a stated substrate level, with the Hill slope
     (:mod:`.ic50`)."""
 
     id = "ic50"
     title = "Find an inhibitor's IC50 at a stated substrate level, with the Hill slope"
     members = ()
+    task = IC50Task
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -320,28 +320,17 @@ class IC50(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         p, inh, absorber = parse(structure)
-        if structure not in structures():
-            raise ValueError(f"{structure!r} is not one of the family's structures")
         s = stated_substrate(structure)
         title = f"IC50 of {inh.name} with {p.name(p.enzyme)} at {label_text(s)} substrate"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": title,
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "level": as_inhibition_level(LEVEL[level], p, inh, s),
             "pair_key": p.key,
             "absorber_key": absorber,
             "inhibitor_key": inh.key,
             "substrate_molar": s,
-            "__module__": __name__,
         }
-        name = f"IC50_{level}_{structure.replace('+', '_')}"
-        return type(name, (IC50Task,), attributes)

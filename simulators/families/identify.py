@@ -39,9 +39,7 @@ from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.instruments.plate_reader import MONOCHROMATOR_ABSORBANCE
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session, Submitted
 from labtools.simulators.families.identify_parts import (
     LEVEL,
     MATRIX,
@@ -55,6 +53,7 @@ from labtools.simulators.families.identify_parts import (
     moved,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.task import (
     SAMPLE,
@@ -331,11 +330,13 @@ class IdentifyTask(FamilyTask):
         )
 
 
-class Identify(Family):
+class Identify(LevelledFamily):
     """Which candidate a sample holds, from the library's spectra (:mod:`.identify`)."""
 
     id = "identify"
     title = "Identify a sample's species among candidates from the library's spectra alone"
+    task = IdentifyTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -343,22 +344,13 @@ class Identify(Family):
     def held_out(self, structure: str) -> bool:
         return bool(HELD_OUT_SPECIES & set(structure.split("+")))
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = tuple(structure.split("+"))
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Which of {len(keys)} species a sample holds, from the library's spectra",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "candidates": keys,
             "submit": _submit_tool(keys),
-            "__module__": __name__,
         }
-        return type(f"Identify_{level}_{'_'.join(keys)}", (IdentifyTask,), attributes)
 
 
 def _submit_tool(keys: tuple[str, ...]) -> Any:

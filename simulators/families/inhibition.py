@@ -32,10 +32,8 @@ import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.inhibition_parts import (
     LEVEL,
     InhibitionLevel,
@@ -56,6 +54,7 @@ from labtools.simulators.families.kinetics import (
     no_enzyme,
 )
 from labtools.simulators.families.kinetics_parts import label_text
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import STOCK_UL, WASTE, WATER
 from labtools.simulators.families.task import log_uniform as draw_log_uniform
@@ -350,13 +349,15 @@ class InhibitionTask(KineticsTask):
         )
 
 
-class Inhibition(Family):
+class Inhibition(LevelledFamily):
     """A reversible inhibitor's mechanism and Ki with the enzyme's Km and kcat
     (:mod:`.inhibition`)."""
 
     id = "inhibition"
     title = "Find a reversible inhibitor's mechanism and Ki, with the enzyme's Km and kcat"
     members = ("enzyme_inhibition",)
+    task = InhibitionTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -364,24 +365,14 @@ class Inhibition(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         p, inh, absorber = parse(structure)
         title = f"{inh.name} with {p.name(p.enzyme)}: mechanism, Ki, Km and kcat"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": title,
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "pair_key": p.key,
             "absorber_key": absorber,
             "inhibitor_key": inh.key,
-            "__module__": __name__,
         }
-        name = f"Inhibition_{level}_{structure.replace('+', '_')}"
-        return type(name, (InhibitionTask,), attributes)

@@ -38,9 +38,8 @@ import numpy as np
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session, Submitted
+from labtools.session.family import InstanceName
 from labtools.simulators.families.equilibrium_parts import (
     BUFFER_PH_SD,
     BUFFERS,
@@ -63,6 +62,7 @@ from labtools.simulators.families.isosbestic_parts import (
     stock_label_um,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.ph_parts import (
     LOT_EPSILON_SD,
     LOT_SHIFT_NM_SD,
@@ -314,12 +314,14 @@ def _around(ph: float) -> Any:
     return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
 
 
-class Isosbestic(Family):
+class Isosbestic(LevelledFamily):
     """An indicator lot's isosbestic point and ε there, from its spectra in the lab's buffers
     (:mod:`.isosbestic`)."""
 
     id = "isosbestic"
     title = "Find an indicator's isosbestic point and its absorptivity there, with uncertainties"
+    task = IsosbesticTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -327,26 +329,16 @@ class Isosbestic(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         key, buffers = structure.split("+")
         name = str(InstanceName(self.id, level, structure))
         containers = buffer_containers(buffers)
         phs = PH_BUFFER_SETS[buffers]
-        attributes = {
-            "id": name,
+        return {
             "title": f"The isosbestic point of {indicator(key).name} (buffers pH {phs[0]}-"
             f"{phs[-1]})",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(name, {c: float(p) for c, p in containers.items()}),
-            "level": LEVEL[level],
             "indicator_key": key,
             "buffer_ph": containers,
             "stock_um": stock_label_um(key, level),
-            "__module__": __name__,
         }
-        cls_name = f"Isosbestic_{level}_{structure.replace('+', '_').replace('-', '_')}"
-        return type(cls_name, (IsosbesticTask,), attributes)

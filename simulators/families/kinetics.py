@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -38,10 +37,8 @@ import numpy as np
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.kinetics_parts import (
     ENZYME_MAX_UL,
     LEVEL,
@@ -55,6 +52,7 @@ from labtools.simulators.families.kinetics_parts import (
     parse,
     structures,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.task import STOCK_UL, WASTE, WATER, FamilyTask
 from labtools.simulators.families.task import log_uniform as draw_log_uniform
@@ -412,12 +410,14 @@ def _around(ph: float) -> Any:
     return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
 
 
-class Kinetics(Family):
+class Kinetics(LevelledFamily):
     """An enzyme's Km and kcat from the product it releases (:mod:`.kinetics`)."""
 
     id = "kinetics"
     title = "Determine an enzyme's Km and kcat per labelled site, with their uncertainties"
     members = ("enzyme_kinetics",)
+    task = KineticsTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -425,22 +425,13 @@ class Kinetics(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         p, absorber = parse(structure)
         title = f"Km and kcat of {p.name(p.enzyme)} with {p.name(p.substrate)}"
         if absorber is not None:
             title += f", the preparation coloured with {analyte(absorber).name}"
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": title,
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "pair_key": p.key,
             "absorber_key": absorber,
-            "__module__": __name__,
         }
-        return type(f"Kinetics_{level}_{structure.replace('+', '_')}", (KineticsTask,), attributes)

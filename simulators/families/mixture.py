@@ -32,11 +32,10 @@ import numpy as np
 import pint
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Rubric, blanks, references, usable_reading
 from labtools.session.process import replicates as replicated
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import LEVEL
 from labtools.simulators.families.parts import (
     ANALYTES,
@@ -282,12 +281,14 @@ class MixtureTask(FamilyTask):
         )
 
 
-class Mixture(Family):
+class Mixture(LevelledFamily):
     """Which candidates a sample holds, and how much of each (:mod:`.mixture`)."""
 
     id = "mixture"
     title = "Identify and quantify the analytes of a sample among candidates with standards"
     members: ClassVar[tuple[str, ...]] = ("dye_quantification",)
+    task = MixtureTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(_structures())
@@ -299,23 +300,14 @@ class Mixture(Family):
         kinds = {analyte(k).kind for k in keys}
         return any(pair <= kinds for pair in HELD_OUT_PAIRS)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = tuple(structure.split("+"))
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Which of {len(keys)} analytes a sample holds, and how much",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(keys),
-            "level": LEVEL[level],
             "candidates": keys,
             "submit": _submit_tool(keys),
-            "__module__": __name__,
         }
-        return type(f"Mixture_{level}_{'_'.join(keys)}", (MixtureTask,), attributes)
 
 
 def _submit_tool(keys: tuple[str, ...]) -> Any:

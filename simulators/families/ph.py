@@ -45,9 +45,8 @@ import numpy as np
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session, Submitted
+from labtools.session.family import InstanceName
 from labtools.simulators.families.equilibrium_parts import (
     BUFFER_PH_SD,
     BUFFERS,
@@ -60,6 +59,7 @@ from labtools.simulators.families.equilibrium_parts import (
     overlapped_form,
     stock_label,
 )
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.ph_parts import (
     DISTANCE,
@@ -304,11 +304,13 @@ def _around(ph: float) -> Any:
     return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
 
 
-class Ph(Family):
+class Ph(LevelledFamily):
     """A sample's pH with an indicator calibrated in the lab's buffers (:mod:`.ph`)."""
 
     id = "ph"
     title = "Measure a sample's pH with an acid-base indicator, with its uncertainty"
+    task = PhTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -316,10 +318,7 @@ class Ph(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = structure.split("+")
         name = str(InstanceName(self.id, level, structure))
         containers = buffer_containers(keys[-2])
@@ -328,18 +327,11 @@ class Ph(Family):
         title = f"A sample's pH with {indicator(keys[0]).name}"
         if screen is not None:
             title += f", the sample coloured by {analyte(screen).name}"
-        attributes = {
-            "id": name,
+        return {
             "title": title + f" (buffers pH {phs[0]}-{phs[-1]}, {keys[-1]} side)",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(name, {c: float(p) for c, p in containers.items()}),
-            "level": LEVEL[level],
             "indicator_key": keys[0],
             "screen_key": screen,
             "side": keys[-1],
             "buffer_ph": containers,
-            "__module__": __name__,
         }
-        cls_name = f"Ph_{level}_{structure.replace('+', '_').replace('-', '_')}"
-        return type(cls_name, (PhTask,), attributes)

@@ -45,9 +45,8 @@ from typing import Annotated, Any, ClassVar
 from scipy.stats import norm
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Budget, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Budget, Session, Submitted, Task
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.pipette_process import rubric
 from labtools.simulators.pipetting import TIP_CLASSES, ChannelModel
 from labtools.simulators.profile import Parameter
@@ -304,11 +303,13 @@ def _grams(reading: Mapping[str, Any]) -> float:
     return float(ureg.Quantity(float(mass["value"]), str(mass["unit"])).to("gram").m)
 
 
-class Pipette(Family):
+class Pipette(LevelledFamily):
     """A channel's delivered volume and its ISO 8655-2 verdict (:mod:`.pipette`)."""
 
     id = "pipette"
     title = "Calibrate a liquid-handler channel gravimetrically, with its ISO 8655-2 verdict"
+    task = PipetteTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return [
@@ -322,24 +323,15 @@ class Pipette(Family):
         channel, tip, volume = parse(name)
         return channel == CHANNELS[-1] or (tip == TIPS[-1] and volume < tip)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, name: str) -> type[Task]:
+    def parts(self, level: int, name: str) -> dict[str, Any]:
         channel, tip, volume = parse(name)
-        attributes = {
-            "id": str(InstanceName(self.id, level, name)),
+        return {
             "title": f"Calibrate channel {channel} with {tip:g} µL tips at {volume:g} µL",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "channel": channel,
             "tip_ul": tip,
             "volume_ul": volume,
             "rubric": rubric(channel, volume),
-            "__module__": __name__,
         }
-        return type(f"Pipette_{level}_{name.replace('+', '_')}", (PipetteTask,), attributes)
 
 
 def structure(channel: int, tip_ul: float, volume_ul: float) -> str:

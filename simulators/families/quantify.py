@@ -23,18 +23,16 @@ sample replicates, the sample bracketed), weight :data:`PROCESS_WEIGHT`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Rubric, blanks, bracketed, levels, references
 from labtools.session.process import replicates as replicated
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import LEVEL
 from labtools.simulators.families.parts import (
     ANALYTES,
@@ -256,12 +254,14 @@ class QuantifyTask(FamilyTask):
         )
 
 
-class Quantify(Family):
+class Quantify(LevelledFamily):
     """One analyte's concentration against its standard (:mod:`.quantify`)."""
 
     id = "quantify"
     title = "Quantify an analyte against a certified standard, with its uncertainty"
     members = ("standard_curve",)
+    task = QuantifyTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         out = list(ANALYTES)
@@ -275,25 +275,15 @@ class Quantify(Family):
             return True
         return frozenset(analyte(k).kind for k in keys) in HELD_OUT_PAIRS
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = structure.split("+")
-        name = InstanceName(self.id, level, structure)
         a = analyte(keys[0])
         title = f"Quantify {a.name}" + (f" beside {analyte(keys[1]).name}" if len(keys) > 1 else "")
-        attributes = {
-            "id": str(name),
+        return {
             "title": title,
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "analyte_key": keys[0],
             "interferent_key": keys[1] if len(keys) > 1 else None,
-            "__module__": __name__,
         }
-        return type(f"Quantify_{level}_{structure.replace('+', '_')}", (QuantifyTask,), attributes)
 
 
 def _interferes(key: str, other: str) -> bool:

@@ -24,17 +24,15 @@ range), weight :data:`PROCESS_WEIGHT`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.range_parts import (
     LEVEL,
@@ -265,11 +263,13 @@ class RangeTask(FamilyTask):
         )
 
 
-class LinearRange(Family):
+class LinearRange(LevelledFamily):
     """The plate reader's stray light and linear range (:mod:`.range`)."""
 
     id = "range"
     title = "Qualify the plate reader's linear range: its stray light"
+    task = RangeTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return structures()
@@ -277,19 +277,9 @@ class LinearRange(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         q = qualification(structure)
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"The reader's stray light at {q.peak_nm:g} nm, {q.volume_ul} µL",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "qualification": q,
-            "__module__": __name__,
         }
-        name = f"Range_{level}_{structure.replace('+', '_')}"
-        return type(name, (RangeTask,), attributes)

@@ -42,19 +42,16 @@ from typing_extensions import TypedDict
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.drivers.pylabrobot.naming import ContainerNames
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import analyse
-from labtools.simulators.families.anchors import anchors_of, record_anchors
-from labtools.simulators.families.kinetics_parts import absorbers, label_text
+from labtools.simulators.families.kinetics_parts import label_text
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.screen_parts import (
     COMPOUNDS,
     LEVEL,
     PURITY,
     SCREEN_UL,
-    SHARES,
-    SIZES,
     STOCK_UL,
     WELL_UL,
     ScreenLevel,
@@ -303,12 +300,14 @@ def _submit_tool(places: tuple[str, ...]) -> Any:
     return tool(name="submit_screen", destructive=True)(submit)
 
 
-class Screen(Family):
+class Screen(LevelledFamily):
     """Which test compounds inhibit alkaline phosphatase, and their Ki (:mod:`.screen`)."""
 
     id = "screen"
     title = "Which test compounds inhibit an enzyme, with a probability each and their Ki"
     members = ("compound_screen",)
+    task = ScreenTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -316,26 +315,15 @@ class Screen(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         size, decoy, share = parse(structure)
-        if decoy not in absorbers("alp") or size not in SIZES or share not in SHARES:
-            raise ValueError(f"{structure!r} is not a screen structure")
         compounds = COMPOUNDS[:size]
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Which of {size} compounds inhibit alkaline phosphatase "
             f"(decoy {analyte(decoy).name}, π = {share:g})",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(compounds),
-            "level": LEVEL[level],
             "compounds": compounds,
             "decoy": decoy,
             "share": share,
             "submit": _submit_tool(names(size)),
-            "__module__": __name__,
         }
-        return type(f"Screen_{level}_{structure.replace('+', '_')}", (ScreenTask,), attributes)

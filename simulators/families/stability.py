@@ -32,17 +32,15 @@ the stock read in range, a replicate), weight 0.6.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.session import Session, Submitted
 from labtools.simulators.families.identify_parts import lot
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import HELD_OUT_PAIRS, HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.stability_parts import (
     CONTENT_SD,
@@ -266,12 +264,14 @@ class StabilityTask(FamilyTask):
         )
 
 
-class Stability(Family):
+class Stability(LevelledFamily):
     """Has a stock faded, how much is left, and which candidate is it (:mod:`.stability`)."""
 
     id = "stability"
     title = "Which candidate an old stock holds, how much of its label is left, and has it faded"
     members = ("dye_stability",)
+    task = StabilityTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -283,24 +283,15 @@ class Stability(Family):
         kinds = {analyte(k).kind for k in keys}
         return any(pair <= kinds for pair in HELD_OUT_PAIRS)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = tuple(structure.split("+"))
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Which of {len(keys)} candidates an old stock holds, and has it faded",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(keys),
-            "level": LEVEL[level],
             "candidates": keys,
             "label_um": label_um(LEVEL[level], keys),
             "submit": _submit_tool(keys),
-            "__module__": __name__,
         }
-        return type(f"Stability_{level}_{'_'.join(keys)}", (StabilityTask,), attributes)
 
 
 def _submit_tool(keys: tuple[str, ...]) -> Any:

@@ -40,10 +40,9 @@ import numpy as np
 
 from labtools.drivers.pylabrobot.liquid_handler import PLRLiquidHandler
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, references, verified
-from labtools.simulators.families.anchors import anchors_of, record_anchors
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.target_parts import (
     LEVEL,
@@ -328,12 +327,14 @@ def targets_of(statement: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([float(w) for w in target]), np.array([float(v) for v in target.values()])
 
 
-class Target(Family):
+class Target(LevelledFamily):
     """Prepare a solution that reads as asked (:mod:`.target`)."""
 
     id = "target"
     title = "Prepare a solution that reads as asked, from certified standards and water"
     members = ("colour_matching",)
+    task = TargetTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -341,21 +342,12 @@ class Target(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(tuple(structure.split("+")[:-1]))
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         *keys, kind = structure.split("+")
         names = " + ".join(analyte(k).name for k in keys)
-        attributes: dict[str, Any] = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Prepare a solution of {names} that reads as asked ({kind})",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
             "rubric": rubric(tuple(STANDARDS[: len(keys)])),
-            "level": LEVEL[level],
             "keys": tuple(keys),
             "kind": kind,
-            "__module__": __name__,
         }
-        return type(f"Target_{level}_{structure.replace('+', '_')}", (TargetTask,), attributes)

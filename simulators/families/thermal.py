@@ -37,17 +37,14 @@ Reward: raw = exp(−ln²(t̂½/t½)/2τ²) (:func:`~simulators.tasks.enzyme_kin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
 from labtools.lab import Lab
-from labtools.session import Anchors, Session, Submitted, Task
-from labtools.session.family import Family, InstanceName
+from labtools.session import Session, Submitted
 from labtools.session.process import Component, Rubric, blanks, replicates
-from labtools.simulators.families.anchors import anchors_of, record_anchors
 from labtools.simulators.families.kinetics import (
     BUFFER,
     CONTAINERS,
@@ -59,10 +56,10 @@ from labtools.simulators.families.kinetics import (
     no_enzyme,
 )
 from labtools.simulators.families.kinetics_parts import SUBSTRATE_MAX_UL, WELL_UL, label_text, pair
+from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.families.thermal_parts import (
     LEVEL,
-    TEMPERATURES,
     celsius_of,
     centre_half_life_min,
     held_out,
@@ -242,11 +239,13 @@ class ThermalTask(KineticsTask):
         caller(session)("submit_thermal", half_life=float(f"{min(minutes, 1e6):.6g}"))
 
 
-class Thermal(Family):
+class Thermal(LevelledFamily):
     """An enzyme's half-life of heat inactivation at a stated temperature (:mod:`.thermal`)."""
 
     id = "thermal"
     title = "Determine an enzyme's half-life of heat inactivation at a stated temperature"
+    task = ThermalTask
+    LEVEL = LEVEL
 
     def structures(self) -> list[str]:
         return list(structures())
@@ -254,27 +253,13 @@ class Thermal(Family):
     def held_out(self, structure: str) -> bool:
         return held_out(structure)
 
-    def record_anchors(self, measured: Mapping[int, Anchors]) -> str:
-        return record_anchors(self.id, measured)
-
-    def build(self, level: int, structure: str) -> type[Task]:
-        if structure not in structures():
-            raise ValueError(f"no thermal structure {structure!r}")
+    def parts(self, level: int, structure: str) -> dict[str, Any]:
         key = structure.split("+")[0]
         celsius = celsius_of(structure)
-        if celsius not in TEMPERATURES:
-            raise ValueError(f"no test temperature {celsius!r}")
         p = pair(key)
-        attributes = {
-            "id": str(InstanceName(self.id, level, structure)),
+        return {
             "title": f"Half-life of {p.name(p.enzyme)} at {celsius:g} °C",
-            "budget": LEVEL[level].budget,
-            "anchors": anchors_of(self.id, level),
-            "level": LEVEL[level],
             "pair_key": p.key,
             "absorber_key": None,
             "celsius": celsius,
-            "__module__": __name__,
         }
-        name = f"Thermal_{level}_{key}_{structure.split('+')[1].replace('.', '_')}"
-        return type(name, (ThermalTask,), attributes)

@@ -69,6 +69,8 @@ TASKS = [
     "fluor_pka/3/pyranine+tartrazine+ph3-10",
     "detection_limit/3/tartrazine+shoulder+200ul",
     "cuvette/3/tartrazine",
+    "luminescence/3/n4+edge+dec2",
+    "wide_range/3/nadh+4+even+nad",
 ]
 
 

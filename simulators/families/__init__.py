@@ -20,11 +20,16 @@ registered through the ``labtools.families`` entry points.
   inhibit; ``activity`` a stock's units per mL; ``arrhenius`` the activation energy;
   ``thermal`` the half-life of heat inactivation.
 - ``target``: a solution prepared to read as asked.
+- ``luminescence``: the ATP in a plate's samples by a glow reagent's light, a bright control
+  leaking into its neighbours.
+- ``wide_range``: a cofactor in samples spanning four decades, each read by absorbance or
+  fluorescence as its concentration allows.
 - ``detection_limit``: a method's LOD and LOQ; ``range``: the reader's stray light (its linear
   range); ``pipette``: a liquid-handler channel calibrated gravimetrically (ISO 8655-6).
 
 What several share: the analytes in :mod:`.parts`, the levels in :mod:`.levels`, each level's
-anchors in :mod:`.anchors`, what instances have in common in :mod:`.task` and what experts do
-on a plate in :mod:`.protocol`; a family's own parts, task and expert are modules of their own
-(``<family>_parts.py``, ``<family>.py``, ``<family>_expert.py``).
+anchors in :mod:`.anchors`, how a family builds its instances in :mod:`.levelled`, what
+instances have in common in :mod:`.task` and what experts do on a plate in :mod:`.protocol`;
+a family's own parts, task and expert are modules of their own (``<family>_parts.py``,
+``<family>.py``, ``<family>_expert.py``).
 """

@@ -20,6 +20,7 @@ MODULES = (
     "spectrometer",
     "mcp",
     "experts",
+    "catalogue",
     "rewind",
     "sessions",
     "pool",

@@ -192,6 +192,15 @@ class Lab:
         self.instruments[instrument.name] = instrument
 
     # -- catalogue -----------------------------------------------------------------------------
+    def offer(self, names: Iterable[str]) -> None:
+        """Keep only ``names`` of the instruments' tools in the catalogue: the others are
+        unknown tools from now on (an instrument added later brings all of its own). A name no
+        instrument has is a ``ValueError``."""
+        keep = set(names)
+        if missing := sorted(keep - set(self._specs)):
+            raise ValueError(f"no instrument of this lab has the tools {', '.join(missing)}")
+        self._specs = {name: spec for name, spec in self._specs.items() if name in keep}
+
     def tool_names(self) -> list[str]:
         return list(self._specs)
 

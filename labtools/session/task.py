@@ -52,6 +52,9 @@ class Task(Instrument):
     success_at: ClassVar[float] = 0.5
     #: the lab this task runs in: a config file shipped in ``simulators/``
     config: ClassVar[str] = "virtual_lab.toml"
+    #: the lab's tools the task offers the agent, beside its own (``None``: every one): a task
+    #: offers what its experiment needs, and an agent reads no catalogue of the rest
+    lab_tools: ClassVar[frozenset[str] | None] = None
     simulated = True
 
     def __init__(self) -> None:
@@ -64,6 +67,8 @@ class Task(Instrument):
         object; the lab file's own, the published one, by default)."""
         given = {} if profile is None else {"profile": profile}
         lab = Lab.load(packaged(self.config), seed=seed, **given)
+        if self.lab_tools is not None:
+            lab.offer(self.lab_tools)
         lab.connect()
         return lab
 

@@ -72,6 +72,7 @@ from labtools.simulators.families.kinetics_parts import SUBSTRATE_MAX_UL, WELL_U
 from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.enzyme_kinetics import MEDIAN_KCAT_PER_S, log_term, positive_value
+from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world.kinetics_temperature import GAS_CONSTANT, kelvin
 from labtools.tool import Arg, tool
@@ -147,6 +148,8 @@ class ArrheniusTask(KineticsTask):
     """One instance of :class:`Arrhenius` (its class attributes set by
     :meth:`Arrhenius.build`). The wells, stocks and labels are the kinetics family's (no coloured
     preparation); the enzyme's temperature laws are drawn on top."""
+
+    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
 
     rubric = RUBRIC
     limits = ArrheniusLimits()  # type: ignore[assignment]

@@ -46,6 +46,7 @@ from labtools.simulators.families.stability_parts import CONTENT_SD, CONTENT_TRU
 from labtools.simulators.families.task import SAMPLE, WASTE, WATER, log_uniform
 from labtools.simulators.profile import Parameter
 from labtools.simulators.published import detector_key, load_profile
+from labtools.simulators.tasks.offers import LIQUID, SPECTROMETER
 from labtools.simulators.tasks.scripting import batch, caller
 from labtools.simulators.world import SpeciesLibrary
 
@@ -71,6 +72,8 @@ def _level(number: int) -> Level:
 
 class CuvetteTask(QuantifyTask):
     """One instance of :class:`Cuvette` (its class attributes set by :meth:`Cuvette.build`)."""
+
+    lab_tools = LIQUID | SPECTROMETER
 
     interferent_key = None
 

@@ -60,9 +60,8 @@ from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.task import WASTE, WATER
-from labtools.simulators.profile import Parameter
-from labtools.simulators.published import load_profile
 from labtools.simulators.tasks.indicator_pka import pka_submission
+from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world import SpeciesLibrary
 from labtools.tool import Arg, tool
@@ -184,22 +183,11 @@ class FluorPkaTask(EquilibriumTask):
     """One instance of :class:`FluorPka`: equilibrium's buffers, stock, submission and score; a
     fluorescent probe read by fluorescence."""
 
+    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+
     level: ClassVar[FluorPkaLevel]
 
-    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
-        """The family's lab, the reader's fluorescence noise floor and CV raised by the level's
-        factor too."""
-        base = load_profile(profile)
-        raised = {
-            key: Parameter(
-                key,
-                base[key].unit,
-                base.expected(key) * self.level.noise,
-                source=f"level {self.level.number}",
-            )
-            for key in ("reader.fluorescence.noise_floor", "reader.fluorescence.cv")
-        }
-        return super().build_lab(seed, base.with_values(raised))
+    noisier = ("reader.fluorescence.noise_floor", "reader.fluorescence.cv")
 
     def _draw(self, rng: np.random.Generator) -> dict[str, float]:
         out = super()._draw(rng)

@@ -58,8 +58,7 @@ from labtools.simulators.families.task import (
     WELL_UL,
     log_uniform,
 )
-from labtools.simulators.profile import Parameter
-from labtools.simulators.published import load_profile
+from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import batch, caller, nm, nominal_path_cm
 from labtools.simulators.world import Mixture, SpeciesLibrary
 
@@ -84,18 +83,13 @@ class FluorimetryTask(QuantifyTask):
     """One instance of :class:`Fluorimetry` (its class attributes set by
     :meth:`Fluorimetry.build`): quantify's submission and score, a fluorophore in a matrix."""
 
+    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+
     rubric = RUBRIC
     level: ClassVar[FluorimetryLevel]
     matrix_key: ClassVar[str]
 
-    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
-        """The family's lab, the reader's fluorescence noise floor raised by the level's factor
-        too (its absorbance noise as every family's)."""
-        base = load_profile(profile)
-        key = "reader.fluorescence.noise_floor"
-        value = base.expected(key) * self.level.noise
-        raised = {key: Parameter(key, base[key].unit, value, source=f"level {self.level.number}")}
-        return super().build_lab(seed, base.with_values(raised))
+    noisier = ("reader.fluorescence.noise_floor",)
 
     # -- the hidden world ----------------------------------------------------------------------
     def truth(self, lab: Lab) -> dict[str, float]:

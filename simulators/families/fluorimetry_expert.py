@@ -40,14 +40,13 @@ import numpy as np
 from labtools.demo.labels import label_micromolar
 from labtools.simulators.families.fluorimetry_parts import optics
 from labtools.simulators.families.protocol import FAINT_REPEATS, MIN_UL, PLATE, transfer, well
+from labtools.simulators.families.task import WELL_UL
 from labtools.simulators.plate_reading.params import ReaderConstants
 from labtools.simulators.tasks.scripting import Call, nm, site_of
 from labtools.simulators.world import SpeciesLibrary
 
 __all__ = ["fluorimetry"]
 
-#: every read well's volume (µL) [A: the shared families' 200 µL]
-WELL_UL = 200.0
 #: the reader's own read height (0: its default)
 OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
 #: the sample's most in a well, leaving room for the additions (µL) [A]
@@ -269,13 +268,22 @@ def _read(
     gain: int = 0,
     repeats: int = 1,
 ) -> dict[str, float]:
-    """The plate into the reader, ``wells``' fluorescence (the mean of ``repeats`` reads;
-    a well that saturated in any read is left out), and back to ``home``."""
+    """The plate into the reader, :func:`read_fluorescence`, and back to ``home``."""
     call("lh_move_plate", plate=PLATE, destination="reader")
+    read = read_fluorescence(call, wells, ex, em, gain=gain, repeats=repeats)
+    call("lh_move_plate", plate=PLATE, destination=home)
+    return read
+
+
+def read_fluorescence(
+    call: Call, wells: list[str], ex: int, em: int, *, gain: int = 0, repeats: int = 1
+) -> dict[str, float]:
+    """``wells``' fluorescence at the fluorophore's own focal height, the mean of ``repeats``
+    reads (the plate in the reader; a well that saturated in any read is left out)."""
     sums: dict[str, float] = {}
     lost: set[str] = set()
     for _ in range(repeats):
-        data = call(
+        values = call(
             "reader_read_fluorescence",
             plate=PLATE,
             wells=wells,
@@ -283,13 +291,11 @@ def _read(
             emission_wavelength=nm(em),
             gain=gain,
             focal_height=OWN_HEIGHT,
-        )
-        values = data["values"]
+        )["values"]
         for w in wells:
             value = values.get(w)
             if value is None:
                 lost.add(w)
             else:
                 sums[w] = sums.get(w, 0.0) + float(value)
-    call("lh_move_plate", plate=PLATE, destination=home)
     return {w: total / repeats for w, total in sums.items() if w not in lost}

@@ -62,6 +62,7 @@ from labtools.simulators.tasks.enzyme_kinetics import (
     KineticsLimits,
     positive_value,
 )
+from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world import Mixture, SpeciesLibrary
@@ -138,6 +139,8 @@ RUBRIC = Rubric(
 # -- the task ----------------------------------------------------------------------------------
 class KineticsTask(FamilyTask):
     """One instance of :class:`Kinetics` (its class attributes set by :meth:`Kinetics.build`)."""
+
+    lab_tools = LIQUID | ABSORBANCE | KINETIC
 
     rubric = RUBRIC
     limits = KineticsLimits()

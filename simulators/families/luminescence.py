@@ -77,6 +77,7 @@ from labtools.simulators.families.task import (
 from labtools.simulators.profile import Parameter
 from labtools.simulators.profile.parameter import Prior
 from labtools.simulators.published import load_profile
+from labtools.simulators.tasks.offers import LIQUID, LUMINESCENCE
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.units import Range, qty
@@ -111,6 +112,8 @@ class LuminescenceLimits:
 class LuminescenceTask(FamilyTask):
     """One instance of :class:`Luminescence` (its class attributes set by
     :meth:`Luminescence.build`)."""
+
+    lab_tools = LIQUID | LUMINESCENCE
 
     limits = LuminescenceLimits()
     level: ClassVar[LuminescenceLevel]  # type: ignore[assignment]

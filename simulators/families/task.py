@@ -17,6 +17,7 @@ from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.profile import Parameter
 from labtools.simulators.published import load_profile
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.scripting import nominal_path_cm
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
@@ -49,14 +50,20 @@ STANDARD_OD = 1.0
 class FamilyTask(Task):
     """An instance of a family (its class attributes set by the family's ``build``)."""
 
+    lab_tools = LIQUID | ABSORBANCE
+
     config = "labtools.simulators:family_lab.toml"
     level: ClassVar[Level]
+    #: the profile's noise figures the level's factor multiplies too, beside the absorbance
+    #: noise floor (and divides the absorbance S:N by)
+    noisier: ClassVar[tuple[str, ...]] = ()
 
     def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
         """The family's lab, its reader's noise raised by the level's factor."""
         base = load_profile(profile)
         factor = self.level.noise
-        noisier = {
+        noisier = {key: base.expected(key) * factor for key in self.noisier}
+        noisier |= {
             "reader.absorbance.noise_floor": base.expected("reader.absorbance.noise_floor")
             * factor,
             "reader.absorbance.snr0": base.expected("reader.absorbance.snr0") / factor,

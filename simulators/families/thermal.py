@@ -68,6 +68,7 @@ from labtools.simulators.families.thermal_parts import (
     structures,
 )
 from labtools.simulators.tasks.enzyme_kinetics import log_term, positive_value
+from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller
 from labtools.tool import Arg, tool
 from labtools.units import Range
@@ -118,6 +119,8 @@ class ThermalTask(KineticsTask):
     """One instance of :class:`Thermal` (its class attributes set by :meth:`Thermal.build`).
     The wells, stocks and labels are the kinetics family's (no coloured preparation); the
     enzyme's temperature laws are drawn on top."""
+
+    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
 
     rubric = RUBRIC
     limits = ThermalLimits()  # type: ignore[assignment]

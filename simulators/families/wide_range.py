@@ -75,8 +75,7 @@ from labtools.simulators.families.wide_range_parts import (
     rubric,
     structures,
 )
-from labtools.simulators.profile import Parameter
-from labtools.simulators.published import load_profile
+from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import (
     batch,
     caller,
@@ -107,6 +106,8 @@ class WideRangeLimits:
 class WideRangeTask(FamilyTask):
     """One instance of :class:`WideRange` (its class attributes set by :meth:`WideRange.build`)."""
 
+    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+
     limits = WideRangeLimits()
     level: ClassVar[WideRangeLevel]
     analyte_key: ClassVar[str]
@@ -114,14 +115,7 @@ class WideRangeTask(FamilyTask):
     spread: ClassVar[str]
     matrix_key: ClassVar[str | None]
 
-    def build_lab(self, seed: int = 0, profile: Any = None) -> Lab:
-        """The family's lab, the reader's fluorescence noise floor raised by the level's factor
-        too (its absorbance noise as every family's)."""
-        base = load_profile(profile)
-        key = "reader.fluorescence.noise_floor"
-        value = base.expected(key) * self.level.noise
-        raised = {key: Parameter(key, base[key].unit, value, source=f"level {self.level.number}")}
-        return super().build_lab(seed, base.with_values(raised))
+    noisier = ("reader.fluorescence.noise_floor",)
 
     def samples(self) -> tuple[str, ...]:
         """The samples' containers, in order."""

@@ -35,7 +35,12 @@ import numpy as np
 
 from labtools.demo.analysis import StandardCurve
 from labtools.demo.labels import label_micromolar
-from labtools.simulators.families.fluorimetry_expert import FAINT_RFU, GAIN_AIM_RFU, MAX_OD
+from labtools.simulators.families.fluorimetry_expert import (
+    FAINT_RFU,
+    GAIN_AIM_RFU,
+    MAX_OD,
+    read_fluorescence,
+)
 from labtools.simulators.families.fluorimetry_parts import matrix_od, nominal_rfu_per_um, optics
 from labtools.simulators.families.parts import analyte
 from labtools.simulators.families.protocol import (
@@ -47,15 +52,12 @@ from labtools.simulators.families.protocol import (
     transfer,
     well,
 )
+from labtools.simulators.families.task import WELL_UL
 from labtools.simulators.plate_reading.params import ReaderConstants
 from labtools.simulators.tasks.scripting import Call, nm, site_of, water_band
 
 __all__ = ["wide_range"]
 
-#: every read well's volume (µL) [A: the shared families' 200 µL]
-WELL_UL = 200.0
-#: the reader's own read height (0: its default) [A: as fluorimetry's expert]
-OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
 #: a sample whose neat absorbance is at least this above the blank is read by absorbance [A:
 #: where two wells at level 5's tripled 0.001 OD floor put it within ~1 %]
 BRIGHT_OD = 0.2
@@ -108,7 +110,7 @@ def wide_range(
     call("lh_move_plate", plate=PLATE, destination="reader")
     survey_wells = [blank, std10, *neat.values()]
     od = _absorbance(call, survey_wells, peak)
-    rfu = _fluorescence(call, [blank, *neat.values()], ex, em, 0, 1)
+    rfu = read_fluorescence(call, [blank, *neat.values()], ex, em)
     call("lh_move_plate", plate=PLATE, destination=home)
     od_per_um = (od.get(std10, math.inf) - od[blank]) / (std_um / 10.0)
     net_od = {s: od.get(w, math.inf) - od[blank] for s, w in neat.items()}
@@ -214,7 +216,7 @@ def wide_range(
             wanted = constants.gain_reference * factor ** (1.0 / constants.gain_exponent)
             gain = int(min(max(wanted, constants.gain_reference), 255))
         wells = blanks + list(fl_std) + [w for ws, _, _ in fl_samples.values() for w in ws]
-        rfu = _fluorescence(call, wells, ex, em, gain, FAINT_REPEATS)
+        rfu = read_fluorescence(call, wells, ex, em, gain=gain, repeats=FAINT_REPEATS)
         line = _weighted_line(
             [0.0] * len(blanks) + list(fl_std.values()),
             [rfu.get(w, math.nan) for w in blanks + list(fl_std)],
@@ -247,32 +249,6 @@ def _absorbance(call: Call, wells: list[str], peak: float) -> dict[str, float]:
     """``wells``' absorbance at ``peak`` (the plate in the reader; over range: left out)."""
     values = call("reader_read_absorbance", plate=PLATE, wavelength=nm(peak), wells=wells)["values"]
     return {w: float(v) for w, v in values.items() if v is not None}
-
-
-def _fluorescence(
-    call: Call, wells: list[str], ex: int, em: int, gain: int, repeats: int
-) -> dict[str, float]:
-    """``wells``' fluorescence, the mean of ``repeats`` reads (the plate in the reader; a well
-    that saturated in any read is left out)."""
-    sums: dict[str, float] = {}
-    lost: set[str] = set()
-    for _ in range(repeats):
-        values = call(
-            "reader_read_fluorescence",
-            plate=PLATE,
-            wells=wells,
-            excitation_wavelength=nm(ex),
-            emission_wavelength=nm(em),
-            gain=gain,
-            focal_height=OWN_HEIGHT,
-        )["values"]
-        for w in wells:
-            value = values.get(w)
-            if value is None:
-                lost.add(w)
-            else:
-                sums[w] = sums.get(w, 0.0) + float(value)
-    return {w: total / repeats for w, total in sums.items() if w not in lost}
 
 
 Line = tuple[np.ndarray, np.ndarray, float]  # (intercept, slope), covariance, blank sd

@@ -44,6 +44,7 @@ from labtools.instruments.liquid_handler import TipPolicy
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Task
 from labtools.simulators.plate_reading.layout import build_layout
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import (
     Call,
@@ -144,6 +145,7 @@ class ColourMatching(Task):
     id = "colour_matching"
     #: the virtual lab with food-grade dye stocks (their dye content drawn per seed)
     config = "labtools.simulators:colour_matching.toml"
+    lab_tools = LIQUID | ABSORBANCE
     title = "Mix the stock dyes to match a target absorbance spectrum"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=24, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

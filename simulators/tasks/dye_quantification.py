@@ -23,6 +23,7 @@ from labtools.demo.labels import label_micromolar
 from labtools.demo.protocol import batch
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import (
     caller,
@@ -75,6 +76,7 @@ class DyeAmounts(TypedDict):
 class DyeQuantification(Task):
     id = "dye_quantification"
     config = VIRTUAL_LAB
+    lab_tools = LIQUID | ABSORBANCE
     title = "Identify and quantify the dyes in an unknown sample"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

@@ -41,6 +41,7 @@ from labtools.session.process import (
     usable_reading,
 )
 from labtools.simulators.tasks.dye_quantification import DyeLimits
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.scripting import batch, caller, nm, nominal_path_cm, one_reading
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
@@ -133,6 +134,7 @@ def _draw_case(rng: np.random.Generator) -> dict[str, float | str]:
 class DyeStability(Task):
     id = "dye_stability"
     config = VIRTUAL_LAB
+    lab_tools = LIQUID | ABSORBANCE
     title = "Which azo dye is this old stock, how much is left, and has it faded?"
     budget = Budget(calls=120, tips=40, reagent_ul=3000, wells=48, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

@@ -26,6 +26,7 @@ import numpy as np
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.pka_fit import pka_posterior
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import Call, batch, caller, nm, one, site_of, ul, with_tip
@@ -70,6 +71,7 @@ class IndicatorPka(Task):
     #: process components of the reward (labtools.simulators.tasks.rubrics)
     rubric = RUBRICS["indicator_pka"]
     config = "labtools.simulators:indicator_pka.toml"
+    lab_tools = LIQUID | ABSORBANCE
     limits = PkaLimits()
 
     def prepare(self, lab: Lab, seed: int) -> None:

@@ -26,6 +26,7 @@ from labtools.demo.labels import label_micromolar
 from labtools.demo.protocol import TARTRAZINE_EPSILON, DyeQuantification
 from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
+from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.tasks.scripting import caller, nm, no_controls_um, ul, with_tip
 from labtools.simulators.world import Mixture
@@ -54,6 +55,7 @@ class CurveLimits:
 class StandardCurve(Task):
     id = "standard_curve"
     config = VIRTUAL_LAB
+    lab_tools = LIQUID | ABSORBANCE
     title = "Quantify an unknown with a standard curve, with its uncertainty"
     budget = Budget(calls=250, tips=80, reagent_ul=6000, wells=60, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with

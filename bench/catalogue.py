@@ -1,0 +1,59 @@
+"""What an agent reads before it acts: each task's tool catalogue, per provider format, and its
+first observation, in characters of compact JSON.
+
+Per task, and per family at level 3 (its first structure): the catalogue in the OpenAI Chat,
+Anthropic, Gemini and MCP formats, and the first observation (``Session.reset``'s), each beside
+its anchor in the same run — the whole virtual lab's catalogue in that format, which is what
+every task offered before tasks offered only their experiment's tools
+(:attr:`labtools.session.Task.lab_tools`). Goals (issue "cheap episodes"): ≤ 8,000 characters
+in the OpenAI Chat format, a first observation ≤ 4,000.
+
+Run: ``python -m bench.catalogue``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from labtools.lab import Lab
+from labtools.session import Session
+from labtools.session.registry import family_ids, load_family, task_ids
+
+FORMATS = ("openai-chat", "anthropic", "gemini", "mcp")
+GOAL_OPENAI = 8000
+GOAL_OBSERVATION = 4000
+
+
+def _chars(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
+
+
+def _targets() -> list[str]:
+    return list(task_ids()) + [
+        f"{family}/3/{load_family(family).structures()[0]}" for family in family_ids()
+    ]
+
+
+def main() -> None:
+    with Lab.virtual(seed=0) as lab:
+        whole = {f: _chars(lab.tools(f)) for f in FORMATS}
+    print("characters of compact JSON; beside each format, the share of the whole virtual lab's")
+    print(f"catalogue in that format ({', '.join(f'{f} {whole[f]:,}' for f in FORMATS)})")
+    header = f"  {'task':<44} {'tools':>5} " + " ".join(f"{f:>16}" for f in FORMATS)
+    print(header + f" {'first obs':>10}")
+    worst = 0
+    for task in _targets():
+        with Session(task, secret="bench-catalogue") as session:
+            observation = session.reset(0)
+            sizes = {f: _chars(session.tools(f)) for f in FORMATS}
+            count = len(session.tool_names())
+        worst = max(worst, sizes["openai-chat"])
+        cells = " ".join(f"{sizes[f]:>9,} ({sizes[f] / whole[f]:.2f})" for f in FORMATS)
+        print(f"  {task[:44]:<44} {count:>5} {cells} {_chars(observation):>10,}")
+    verdict = "meets" if worst <= GOAL_OPENAI else "misses"
+    print(f"  largest OpenAI Chat catalogue {worst:,}: {verdict} the goal of {GOAL_OPENAI:,}")
+
+
+if __name__ == "__main__":
+    main()

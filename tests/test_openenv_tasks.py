@@ -186,3 +186,12 @@ def test_a_split_without_an_index_plays_one_of_its_instances() -> None:
     assert len(names) > 1
     for name in map(InstanceName.parse, names):
         assert load_family(name.family).held_out(name.structure)
+
+
+@pytest.mark.parametrize("given", [DEV_SECRET, DEV_SECRET.encode(), "short"])
+def test_a_server_refuses_a_public_or_short_test_secret(given: str | bytes) -> None:
+    from labtools.session.openenv import app
+    from labtools.session.splits import MissingSecret
+
+    with pytest.raises(MissingSecret, match="public or short"):
+        app(test_secret=given)

@@ -35,6 +35,7 @@ from labtools.session.splits import (
     SPLITS,
     MissingSecret,
     UnknownSplit,
+    check_test_secret,
     split_instance,
     split_secret,
     split_size,
@@ -325,6 +326,8 @@ def environment_class(
     one, a secret drawn here, shared by every connection, so seeds tell episodes apart (the
     ``train`` split's too). ``test_secret``: the evaluator's, for the test splits."""
     shared = secret if secret is not None else secrets.token_bytes(16)
+    if test_secret is not None:
+        check_test_secret(test_secret, "test_secret")
     namespace = {
         "default_task": task,
         "default_secret": shared,

@@ -35,6 +35,7 @@ __all__ = [
     "TEST_SECRET_ENV",
     "MissingSecret",
     "UnknownSplit",
+    "check_test_secret",
     "played",
     "split_instance",
     "split_instances",
@@ -127,7 +128,7 @@ def split_secret(
     """The secret ``split``'s worlds are drawn with: a fresh one for ``train``, the public dev
     secret for ``validation``, and for the test splits the evaluator's, from ``secret_file``
     or :data:`TEST_SECRET_ENV` (:class:`MissingSecret` without one, or with a public one)."""
-    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET
+    from labtools.session.evaluate import DEV_SECRET
 
     _check(split)
     if split == "train":
@@ -145,12 +146,21 @@ def split_secret(
             f"the {split} split needs the evaluator's secret: give --secret-file FILE or set "
             f"{TEST_SECRET_ENV}; labtools holds none"
         )
-    if text in (DEV_SECRET, CALIBRATION_SECRET) or len(text) < MIN_SECRET_CHARS:
+    check_test_secret(text, source)
+    return text
+
+
+def check_test_secret(secret: str | bytes, source: str) -> None:
+    """:class:`MissingSecret` if ``secret`` (from ``source``) is one of the package's public
+    secrets or shorter than :data:`MIN_SECRET_CHARS`."""
+    from labtools.session.evaluate import CALIBRATION_SECRET, DEV_SECRET
+
+    public = (DEV_SECRET, CALIBRATION_SECRET)
+    if secret in public or secret in [p.encode() for p in public] or len(secret) < MIN_SECRET_CHARS:
         raise MissingSecret(
             f"{source} holds a public or short secret: a test split's secret is the "
             f"evaluator's own, {MIN_SECRET_CHARS} characters or more"
         )
-    return text
 
 
 def _check(split: str) -> None:

@@ -164,7 +164,8 @@ class LuminescenceTask(FamilyTask):
         world = lab.shared["world"]
         truth = self.truth(lab)
         species = SpeciesLibrary.default()[SPECIES]
-        assert species.luminescence is not None
+        if species.luminescence is None:
+            raise TypeError(f"the species library's {SPECIES!r} gives no luminescence")
         light = dict(species.luminescence)
         light["photons_per_s_per_pmol"] *= truth["yield_factor"] * truth["efficiency_factor"]
         world.species.put(dataclasses.replace(species, luminescence=light))

@@ -25,11 +25,16 @@ from labtools.simulators.families.arrhenius_parts import (
     WINDOWS,
     held_out,
     labels,
-    prior,
     setpoints,
 )
 from labtools.simulators.families.kinetics import SUBSTRATE
-from labtools.simulators.families.kinetics_parts import PAIRS, SUBSTRATE_MAX_UL, WELL_UL, pair
+from labtools.simulators.families.kinetics_parts import (
+    PAIRS,
+    SUBSTRATE_MAX_UL,
+    WELL_UL,
+    pair,
+    temperature_prior,
+)
 from labtools.simulators.families.parts import HELD_OUT_SPECIES
 from labtools.simulators.plate_reading.params import reader_data
 from labtools.simulators.world.kinetics import KineticsData
@@ -71,7 +76,7 @@ def test_every_part_meets_its_criteria(family) -> None:
     heat = reader_data()["incubation"]
     low_c, high_c = 25.0 + float(heat["above_room_c"]), float(heat["max_c"])
     for key in PAIRS:
-        laws = prior(pair(key))
+        laws = temperature_prior(pair(key))
         assert 0 < laws.kcat_ea_kj[0] < laws.kcat_ea_kj[1] <= 100
         assert laws.residual_56[0] >= 0.10  # unfolding under a third of the room's loss
         assert KineticsData.default().enzymes[pair(key).enzyme].temperature is laws
@@ -165,7 +170,7 @@ def test_the_truth_is_what_the_wells_run_on() -> None:
         p = task.pair
         thermal = world.kinetics.thermal(p.enzyme)
         assert thermal["kcat_ea"] == truth["kcat_ea"]
-        low, high = prior(p).kcat_ea_kj
+        low, high = temperature_prior(p).kcat_ea_kj
         assert 1e3 * low <= truth["kcat_ea"] <= 1e3 * high
         s = task.substrate_molar()
 

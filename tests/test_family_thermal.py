@@ -17,7 +17,13 @@ from labtools.session.family import InstanceName
 from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
 from labtools.session.splits import played, split_instances
 from labtools.simulators.families.kinetics import SUBSTRATE
-from labtools.simulators.families.kinetics_parts import PAIRS, SUBSTRATE_MAX_UL, WELL_UL, pair
+from labtools.simulators.families.kinetics_parts import (
+    PAIRS,
+    SUBSTRATE_MAX_UL,
+    WELL_UL,
+    pair,
+    temperature_prior,
+)
 from labtools.simulators.families.parts import HELD_OUT_SPECIES
 from labtools.simulators.families.thermal import TAU
 from labtools.simulators.families.thermal_expert import fit_decay
@@ -31,7 +37,6 @@ from labtools.simulators.families.thermal_parts import (
     centre_half_life_min,
     held_out,
     labels,
-    prior,
 )
 from labtools.simulators.plate_reading.params import reader_data
 
@@ -80,7 +85,7 @@ def test_every_part_meets_its_criteria(family) -> None:
         minutes = centre_half_life_min(pair(key), celsius_of(structure))
         assert HALF_LIFE_MIN[0] <= minutes <= HALF_LIFE_MIN[1]
     for key in PAIRS:
-        laws = prior(pair(key))
+        laws = temperature_prior(pair(key))
         assert laws.residual_56[1] / laws.residual_56[0] >= 3.0
         assert laws.unfolding_ea_kj[1] - laws.unfolding_ea_kj[0] >= 100.0
 

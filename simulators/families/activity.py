@@ -40,16 +40,14 @@ import numpy as np
 from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Budget, Session, Submitted
-from labtools.session.process import Component, Rubric, blanks, levels, replicates
 from labtools.simulators.families.kinetics import (
     BUFFER,
     CONTAINERS,
     ENZYME,
-    PROCESS_WEIGHT,
     STANDARD,
     SUBSTRATE,
     KineticsTask,
-    no_enzyme,
+    rubric,
 )
 from labtools.simulators.families.kinetics_parts import (
     SUBSTRATE_MAX_UL,
@@ -120,39 +118,10 @@ class ActivityLimits:
     activity: Range = Range(0.0, 1e9)
 
 
-def rubric_replicates(episode: Any) -> float:
-    return replicates(episode, [ENZYME], copies=2, conditions=3, mode="kinetic")
-
-
-RUBRIC = Rubric(
-    (
-        Component(
-            "blank",
-            0.2,
-            lambda e: blanks(e, [SUBSTRATE, ENZYME], [WATER, BUFFER]),
-            "a buffer-only (or empty) well read on each plate with reactions",
-        ),
-        Component(
-            "standards",
-            0.3,
-            lambda e: levels(e, STANDARD, count=3, lacks=[ENZYME]),
-            "the product standard read at three or more levels without enzyme",
-        ),
-        Component(
-            "no_enzyme",
-            0.25,
-            no_enzyme,
-            "the substrate read over time without enzyme (its own hydrolysis, the baseline)",
-        ),
-        Component(
-            "replicates",
-            0.25,
-            rubric_replicates,
-            "three amounts of the enzyme in duplicate or more, read over time",
-        ),
-    ),
-    weight=PROCESS_WEIGHT,
-    note="The stated uncertainty is scored by the outcome itself (CRPS, strictly proper).",
+RUBRIC = rubric(
+    3,
+    "three amounts of the enzyme in duplicate or more, read over time",
+    "The stated uncertainty is scored by the outcome itself (CRPS, strictly proper).",
 )
 
 

@@ -42,8 +42,6 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-import numpy as np
-
 from labtools.lab import Lab
 from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels
@@ -55,7 +53,6 @@ from labtools.simulators.families.arrhenius_parts import (
     ea_centre,
     held_out,
     labels,
-    prior,
     structures,
 )
 from labtools.simulators.families.kinetics import (
@@ -65,14 +62,13 @@ from labtools.simulators.families.kinetics import (
     PROCESS_WEIGHT,
     STANDARD,
     SUBSTRATE,
-    KineticsTask,
+    HeatedKineticsTask,
     no_enzyme,
 )
 from labtools.simulators.families.kinetics_parts import SUBSTRATE_MAX_UL, WELL_UL, label_text, pair
 from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.enzyme_kinetics import MEDIAN_KCAT_PER_S, log_term, positive_value
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world.kinetics_temperature import GAS_CONSTANT, kelvin
 from labtools.tool import Arg, tool
@@ -144,29 +140,14 @@ RUBRIC = Rubric(
 )
 
 
-class ArrheniusTask(KineticsTask):
+class ArrheniusTask(HeatedKineticsTask):
     """One instance of :class:`Arrhenius` (its class attributes set by
     :meth:`Arrhenius.build`). The wells, stocks and labels are the kinetics family's (no coloured
     preparation); the enzyme's temperature laws are drawn on top."""
 
-    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
-
     rubric = RUBRIC
     limits = ArrheniusLimits()  # type: ignore[assignment]
     window: ClassVar[str]
-
-    # -- the hidden world ----------------------------------------------------------------------
-    def _draw(self, rng: np.random.Generator) -> dict[str, float]:
-        out = super()._draw(rng)
-        out.update(prior(self.pair).draw(rng))
-        return out
-
-    def _install(self, world: Any) -> None:
-        super()._install(world)
-        drawn = dict(world.hidden(f"task/{self.id}", self._draw))
-        keys = ("kcat_ea", "km_ratio_37", "residual_56", "unfolding_ea")
-        thermal = {k: drawn[k] for k in keys}
-        world.hidden(f"kinetics/{self.pair.enzyme}/temperature", lambda rng: thermal)
 
     def substrate_molar(self) -> float:
         """The substrate in a well holding half its volume of the stock (the label's)."""

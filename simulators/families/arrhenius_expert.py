@@ -40,7 +40,6 @@ from labtools.simulators.families.arrhenius_parts import (
     REFERENCE_C,
     WINDOWS,
     boltzmann,
-    prior,
     setpoints,
 )
 from labtools.simulators.families.kinetics_expert import (
@@ -59,6 +58,7 @@ from labtools.simulators.families.kinetics_parts import (
     SUBSTRATE_MAX_UL,
     WELL_UL,
     Pair,
+    temperature_prior,
 )
 from labtools.simulators.families.protocol import PLATE, kept, sound, transfer, well
 from labtools.simulators.tasks.scripting import Call, site_of, water_band
@@ -99,7 +99,7 @@ def design(p: Pair, molar: Mapping[str, float], window: str, wells: int, reps: i
     (the Ea span's top), ``reps`` wells a temperature."""
     top_c = WINDOWS[window][1]
     s = molar["substrate"] * SUBSTRATE_MAX_UL / WELL_UL
-    kcat = p.kcat_centre * boltzmann(1e3 * prior(p).kcat_ea_kj[1], top_c, 25.0)
+    kcat = p.kcat_centre * boltzmann(1e3 * temperature_prior(p).kcat_ea_kj[1], top_c, 25.0)
     allowed = min(MAX_CONVERSION * s, MAX_RISE_OD / p.od_per_molar)  # M of product
     e_max = molar["enzyme"] * ENZYME_MAX_UL / WELL_UL
     e_well = min(e_max, allowed / (kcat * DESIGN_S))

@@ -21,12 +21,12 @@ from labtools.simulators.families.kinetics_parts import (
     KineticsLevel,
     Pair,
     pair,
+    temperature_prior,
 )
 from labtools.simulators.families.kinetics_parts import labels as kinetics_labels
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.parts import HELD_OUT_SPECIES
-from labtools.simulators.world.kinetics import KineticsData
-from labtools.simulators.world.kinetics_temperature import GAS_CONSTANT, TemperaturePrior, kelvin
+from labtools.simulators.world.kinetics_temperature import GAS_CONSTANT, kelvin
 
 __all__ = [
     "HELD_OUT_COMBINATIONS",
@@ -37,7 +37,6 @@ __all__ = [
     "boltzmann",
     "held_out",
     "labels",
-    "prior",
     "setpoints",
     "structures",
 ]
@@ -59,17 +58,9 @@ SATURATION = 10.0
 HELD_OUT_COMBINATIONS = frozenset({("beta_gal", "33to45")})
 
 
-def prior(p: Pair) -> TemperaturePrior:
-    """The enzyme's temperature laws' published spans (``kinetics.toml``)."""
-    found = KineticsData.default().enzymes[p.enzyme].temperature
-    if found is None:
-        raise KeyError(f"{p.enzyme} has no [enzyme.{p.enzyme}.temperature] table")
-    return found
-
-
 def ea_centre(p: Pair) -> float:
     """The centre of the published Ea span (J/mol)."""
-    low, high = prior(p).kcat_ea_kj
+    low, high = temperature_prior(p).kcat_ea_kj
     return 500.0 * (low + high)
 
 

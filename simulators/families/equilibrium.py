@@ -42,7 +42,6 @@ from labtools.session.family import InstanceName
 from labtools.session.process import Component, Episode, Rubric, blanks, replicates
 from labtools.simulators.families.equilibrium_parts import (
     BUFFER_COLUMNS,
-    BUFFER_PH_SD,
     BUFFER_SETS,
     BUFFERS,
     HELD_OUT_COMBINATIONS,
@@ -59,6 +58,7 @@ from labtools.simulators.families.equilibrium_parts import (
     buffers_fit,
     indicator,
     overlapped_form,
+    real_buffer_ph,
     screens_of,
     spacing,
     stock_label,
@@ -190,7 +190,7 @@ class EquilibriumTask(FamilyTask):
         labels = {}
         for container, ph in self.buffer_ph.items():
             key = BUFFERS[ph][0]
-            real = world.hidden(f"species/{key}/ph", _around(float(ph)))
+            real = world.hidden(f"species/{key}/ph", real_buffer_ph(float(ph)))
             world.species.put(_with_ph(library[key], real))
             labels[container] = buffer_label(ph)
             world.fill_stock(
@@ -325,10 +325,6 @@ class EquilibriumTask(FamilyTask):
         )
 
 
-def _around(ph: float) -> Any:
-    return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
-
-
 def _with_ph(species: Species, ph: float) -> Species:
     return dataclasses.replace(species, ph=ph)
 
@@ -338,9 +334,9 @@ class Equilibrium(LevelledFamily):
 
     id = "equilibrium"
     title = "Determine an indicator's apparent pKa in the lab's buffers, with its uncertainty"
-    members = ("indicator_pka",)
+    members: ClassVar[tuple[str, ...]] = ("indicator_pka",)
     task = EquilibriumTask
-    LEVEL = LEVEL
+    LEVEL: ClassVar[Mapping[int, Any]] = LEVEL
 
     def structures(self) -> list[str]:
         return list(_structures())
@@ -356,18 +352,24 @@ class Equilibrium(LevelledFamily):
         screen_kind = analyte(keys[1]).kind if len(keys) == 3 else None
         return (screen_kind, spacing(keys[-1])) in HELD_OUT_COMBINATIONS
 
+    #: the process rubric of an instance (its name) and its buffers (container → labelled pH)
+    rubric_of = staticmethod(_rubric)
+
+    def title_of(self, probe: str, screen: str | None) -> str:
+        """An instance's title before its buffers' range, from the names of its indicator and
+        its screen."""
+        return f"The apparent pKa of {probe}" + (f" screened with {screen}" if screen else "")
+
     def parts(self, level: int, structure: str) -> dict[str, Any]:
         keys = structure.split("+")
         name = str(InstanceName(self.id, level, structure))
         phs = BUFFER_SETS[keys[-1]]
         containers = dict(zip(BUFFER_COLUMNS, phs, strict=False))
         screen = keys[1] if len(keys) == 3 else None
-        title = f"The apparent pKa of {indicator(keys[0]).name}"
-        if screen is not None:
-            title += f" screened with {analyte(screen).name}"
+        title = self.title_of(indicator(keys[0]).name, screen and analyte(screen).name)
         return {
             "title": title + f" (buffers pH {phs[0]}-{phs[-1]})",
-            "rubric": _rubric(name, {c: float(p) for c, p in containers.items()}),
+            "rubric": self.rubric_of(name, {c: float(p) for c, p in containers.items()}),
             "indicator_key": keys[0],
             "screen_key": screen,
             "buffer_ph": containers,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -43,6 +43,7 @@ __all__ = [
     "indicator",
     "indicators",
     "overlapped_form",
+    "real_buffer_ph",
     "screens_of",
     "spacing",
     "stock_label",
@@ -279,3 +280,9 @@ def stock_label(indicator_key: str, screen: str | None) -> str:
 
 
 # -- the rubric --------------------------------------------------------------------------------
+
+
+def real_buffer_ph(label_ph: float) -> Callable[[np.random.Generator], float]:
+    """The draw of a buffer's real pH: its label off by :data:`BUFFER_PH_SD` (1 sd), for the
+    world's ``hidden`` stream."""
+    return lambda rng: float(label_ph + BUFFER_PH_SD * rng.standard_normal())

@@ -35,17 +35,15 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 
 from labtools.lab import Lab
 from labtools.session import Budget, Session, Submitted
-from labtools.session.family import InstanceName
 from labtools.session.process import Component, Episode, Rubric, blanks, replicates
-from labtools.simulators.families.equilibrium import EquilibriumTask, pure_form_reads
+from labtools.simulators.families.equilibrium import Equilibrium, EquilibriumTask, pure_form_reads
 from labtools.simulators.families.equilibrium_parts import (
-    BUFFER_COLUMNS,
     BUFFER_SETS,
     INDICATOR,
     SCALE,
@@ -55,7 +53,6 @@ from labtools.simulators.families.equilibrium_parts import (
     spacing,
 )
 from labtools.simulators.families.fluorimetry_parts import LOT, of_lot
-from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
@@ -299,13 +296,15 @@ class FluorPkaTask(EquilibriumTask):
         self._submit(session, pka, sd)
 
 
-class FluorPka(LevelledFamily):
+class FluorPka(Equilibrium):
     """A fluorescent probe's apparent pKa in the lab's buffers (:mod:`.fluor_pka`)."""
 
     id = "fluor_pka"
     title = "Determine a fluorescent pH probe's apparent pKa by fluorescence, with its uncertainty"
+    members = ()  # equilibrium's task is read by absorbance
     task = FluorPkaTask
     LEVEL = LEVEL
+    rubric_of = staticmethod(_rubric)
 
     def structures(self) -> list[str]:
         return list(_structures())
@@ -317,22 +316,10 @@ class FluorPka(LevelledFamily):
         screen_kind = analyte(keys[1]).kind if len(keys) == 3 else None
         return (screen_kind, spacing(keys[-1])) in HELD_OUT_COMBINATIONS
 
-    def parts(self, level: int, structure: str) -> dict[str, Any]:
-        keys = structure.split("+")
-        name = str(InstanceName(self.id, level, structure))
-        phs = BUFFER_SETS[keys[-1]]
-        containers = dict(zip(BUFFER_COLUMNS, phs, strict=False))
-        screen = keys[1] if len(keys) == 3 else None
-        title = f"The apparent pKa of {indicator(keys[0]).name} by fluorescence"
-        if screen is not None:
-            title += f", screened with {analyte(screen).name}"
-        return {
-            "title": title + f" (buffers pH {phs[0]}-{phs[-1]})",
-            "rubric": _rubric(name, {c: float(p) for c, p in containers.items()}),
-            "indicator_key": keys[0],
-            "screen_key": screen,
-            "buffer_ph": containers,
-        }
+    def title_of(self, probe: str, screen: str | None) -> str:
+        return f"The apparent pKa of {probe} by fluorescence" + (
+            f", screened with {screen}" if screen else ""
+        )
 
 
 @functools.cache

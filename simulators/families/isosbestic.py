@@ -41,7 +41,6 @@ from labtools.lab import Lab
 from labtools.session import Session, Submitted
 from labtools.session.family import InstanceName
 from labtools.simulators.families.equilibrium_parts import (
-    BUFFER_PH_SD,
     BUFFERS,
     INDICATOR,
     LEVEL,
@@ -49,6 +48,7 @@ from labtools.simulators.families.equilibrium_parts import (
     PKA_TRUNCATE,
     buffer_label,
     indicator,
+    real_buffer_ph,
 )
 from labtools.simulators.families.isosbestic_parts import (
     LOT_ISO_SD_NM,
@@ -137,7 +137,7 @@ class IsosbesticTask(FamilyTask):
         labels = {}
         for container, ph in self.buffer_ph.items():
             key = BUFFERS[ph][0]
-            real = world.hidden(f"species/{key}/ph", _around(float(ph)))
+            real = world.hidden(f"species/{key}/ph", real_buffer_ph(float(ph)))
             world.species.put(dataclasses.replace(library[key], ph=real))
             labels[container] = buffer_label(ph)
             world.fill_stock(
@@ -308,10 +308,6 @@ class IsosbesticTask(FamilyTask):
             epsilon=clean(epsilon, 1e4, 1.0, 1e6),
             epsilon_uncertainty=clean(epsilon_sd, 1e4, 0.0, 1e6),
         )
-
-
-def _around(ph: float) -> Any:
-    return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
 
 
 class Isosbestic(LevelledFamily):

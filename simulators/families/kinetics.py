@@ -39,6 +39,7 @@ from labtools.errors import OutOfRange
 from labtools.lab import Lab
 from labtools.session import Session, Submitted
 from labtools.session.process import Component, Episode, Rubric, blanks, levels, replicates
+from labtools.simulators.families.equilibrium_parts import BUFFER_PH_SD, real_buffer_ph
 from labtools.simulators.families.kinetics_parts import (
     ENZYME_MAX_UL,
     LEVEL,
@@ -51,6 +52,7 @@ from labtools.simulators.families.kinetics_parts import (
     pair,
     parse,
     structures,
+    temperature_prior,
 )
 from labtools.simulators.families.levelled import LevelledFamily
 from labtools.simulators.families.parts import analyte
@@ -62,7 +64,7 @@ from labtools.simulators.tasks.enzyme_kinetics import (
     KineticsLimits,
     positive_value,
 )
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID
+from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world import Mixture, SpeciesLibrary
@@ -70,7 +72,7 @@ from labtools.simulators.world.kinetics import KineticsData
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, RateConstant, magnitude, qty
 
-__all__ = ["SCALE", "Kinetics", "KineticsTask"]
+__all__ = ["SCALE", "HeatedKineticsTask", "Kinetics", "KineticsTask", "rubric"]
 
 #: the reservoir: water, the assay buffer, the substrate, the product standard, the enzyme
 BUFFER, SUBSTRATE, STANDARD, ENZYME = (f"reservoir:A{i}" for i in range(2, 6))
@@ -88,8 +90,6 @@ CONTAINERS = {
 SCALE = 0.15
 #: the process's share of the outcome, as the other families'
 PROCESS_WEIGHT = 0.6
-#: a family buffer's real pH off its label (1 sd) [A: as the equilibrium family's]
-BUFFER_PH_SD = 0.02
 #: the labelled buffer's strength (µM) [A: as the library's buffers]
 BUFFER_UM = 100_000.0
 
@@ -104,35 +104,46 @@ def no_enzyme(episode: Episode) -> float:
     return 0.0
 
 
-RUBRIC = Rubric(
-    (
-        Component(
-            "blank",
-            0.2,
-            lambda e: blanks(e, [SUBSTRATE, ENZYME], [WATER, BUFFER]),
-            "a buffer-only (or empty) well read on each plate with reactions",
+def rubric(conditions: int, replicates_doc: str, note: str) -> Rubric:
+    """The enzyme families' process: a blank, the product standard at three levels without
+    enzyme, the substrate's own hydrolysis, and the reaction at ``conditions`` conditions in
+    duplicate (``replicates_doc`` says which); weight :data:`PROCESS_WEIGHT`."""
+    return Rubric(
+        (
+            Component(
+                "blank",
+                0.2,
+                lambda e: blanks(e, [SUBSTRATE, ENZYME], [WATER, BUFFER]),
+                "a buffer-only (or empty) well read on each plate with reactions",
+            ),
+            Component(
+                "standards",
+                0.3,
+                lambda e: levels(e, STANDARD, count=3, lacks=[ENZYME]),
+                "the product standard read at three or more levels without enzyme",
+            ),
+            Component(
+                "no_enzyme",
+                0.25,
+                no_enzyme,
+                "the substrate read over time without enzyme (its own hydrolysis, the baseline)",
+            ),
+            Component(
+                "replicates",
+                0.25,
+                lambda e: replicates(e, [ENZYME], copies=2, conditions=conditions, mode="kinetic"),
+                replicates_doc,
+            ),
         ),
-        Component(
-            "standards",
-            0.3,
-            lambda e: levels(e, STANDARD, count=3, lacks=[ENZYME]),
-            "the product standard read at three or more levels without enzyme",
-        ),
-        Component(
-            "no_enzyme",
-            0.25,
-            no_enzyme,
-            "the substrate read over time without enzyme (its own hydrolysis, the baseline)",
-        ),
-        Component(
-            "replicates",
-            0.25,
-            lambda e: replicates(e, [ENZYME], copies=2, conditions=5, mode="kinetic"),
-            "five reaction conditions in duplicate or more",
-        ),
-    ),
-    weight=PROCESS_WEIGHT,
-    note="The stated uncertainties are scored by the outcome itself (CRPS, strictly proper).",
+        weight=PROCESS_WEIGHT,
+        note=note,
+    )
+
+
+RUBRIC = rubric(
+    5,
+    "five reaction conditions in duplicate or more",
+    "The stated uncertainties are scored by the outcome itself (CRPS, strictly proper).",
 )
 
 
@@ -217,7 +228,7 @@ class KineticsTask(FamilyTask):
         if product.pka is not None:
             product = dataclasses.replace(product, pka=drawn["product_pka"])
         world.species.put(product)
-        real_ph = world.hidden(f"species/{p.buffer}/ph", _around(p.ph))
+        real_ph = world.hidden(f"species/{p.buffer}/ph", real_buffer_ph(p.ph))
         world.species.put(dataclasses.replace(library[p.buffer], ph=real_ph))
         molar = labels(p, self.level)
         shown = self.stock_labels()
@@ -409,8 +420,24 @@ def _six(value: float, unit: str) -> Any:
     return qty(float(f"{value:.6g}"), unit)
 
 
-def _around(ph: float) -> Any:
-    return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
+class HeatedKineticsTask(KineticsTask):
+    """A kinetics instance whose enzyme's temperature laws (Arrhenius turnover, Km's shift,
+    unfolding: :func:`~.kinetics_parts.temperature_prior`'s spans) are drawn on top of its world,
+    and whose agent may heat the reader's chamber (``arrhenius``, ``thermal``)."""
+
+    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
+
+    def _draw(self, rng: np.random.Generator) -> dict[str, float]:
+        out = super()._draw(rng)
+        out.update(temperature_prior(self.pair).draw(rng))
+        return out
+
+    def _install(self, world: Any) -> None:
+        super()._install(world)
+        drawn = dict(world.hidden(f"task/{self.id}", self._draw))
+        keys = ("kcat_ea", "km_ratio_37", "residual_56", "unfolding_ea")
+        thermal = {k: drawn[k] for k in keys}
+        world.hidden(f"kinetics/{self.pair.enzyme}/temperature", lambda rng: thermal)
 
 
 class Kinetics(LevelledFamily):

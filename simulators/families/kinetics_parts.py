@@ -23,6 +23,8 @@ from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.parts import ANALYTES, HELD_OUT_SPECIES, analyte
 from labtools.simulators.tasks.scripting import nominal_path_cm
 from labtools.simulators.world import SpeciesLibrary
+from labtools.simulators.world.kinetics import KineticsData
+from labtools.simulators.world.kinetics_temperature import TemperaturePrior
 
 __all__ = [
     "ABSORBER_MIN",
@@ -39,6 +41,7 @@ __all__ = [
     "molar_label",
     "pair",
     "parse",
+    "temperature_prior",
 ]
 
 #: a reaction well's volume (µL), and the most of the enzyme and of the substrate stock it
@@ -266,3 +269,13 @@ def label_text(molar: float) -> str:
         if molar >= scale * 0.999:
             return f"{molar / scale:.3g} {unit}"
     return f"{molar / 1e-9:.3g} nM"
+
+
+def temperature_prior(p: Pair) -> TemperaturePrior:
+    """The enzyme's temperature laws' published spans (``kinetics.toml``'s
+    ``[enzyme.<key>.temperature]``): what the temperature families draw and their shortcuts
+    read."""
+    found = KineticsData.default().enzymes[p.enzyme].temperature
+    if found is None:
+        raise KeyError(f"{p.enzyme} has no [enzyme.{p.enzyme}.temperature] table")
+    return found

@@ -48,7 +48,6 @@ from labtools.lab import Lab
 from labtools.session import Session, Submitted
 from labtools.session.family import InstanceName
 from labtools.simulators.families.equilibrium_parts import (
-    BUFFER_PH_SD,
     BUFFERS,
     INDICATOR,
     LEVEL,
@@ -57,6 +56,7 @@ from labtools.simulators.families.equilibrium_parts import (
     buffer_label,
     indicator,
     overlapped_form,
+    real_buffer_ph,
     stock_label,
 )
 from labtools.simulators.families.levelled import LevelledFamily
@@ -154,7 +154,7 @@ class PhTask(FamilyTask):
         labels = {}
         for container, ph in self.buffer_ph.items():
             key = BUFFERS[ph][0]
-            real = world.hidden(f"species/{key}/ph", _around(float(ph)))
+            real = world.hidden(f"species/{key}/ph", real_buffer_ph(float(ph)))
             world.species.put(dataclasses.replace(library[key], ph=real))
             labels[container] = buffer_label(ph)
             world.fill_stock(
@@ -298,10 +298,6 @@ class PhTask(FamilyTask):
             ph=round(min(max(value, 0.0), 14.0), 4),
             uncertainty=round(min(spread, 14.0), 4),
         )
-
-
-def _around(ph: float) -> Any:
-    return lambda rng: float(ph + BUFFER_PH_SD * rng.standard_normal())
 
 
 class Ph(LevelledFamily):

@@ -40,8 +40,6 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-import numpy as np
-
 from labtools.lab import Lab
 from labtools.session import Session, Submitted
 from labtools.session.process import Component, Rubric, blanks, replicates
@@ -52,7 +50,7 @@ from labtools.simulators.families.kinetics import (
     PROCESS_WEIGHT,
     STANDARD,
     SUBSTRATE,
-    KineticsTask,
+    HeatedKineticsTask,
     no_enzyme,
 )
 from labtools.simulators.families.kinetics_parts import SUBSTRATE_MAX_UL, WELL_UL, label_text, pair
@@ -64,11 +62,9 @@ from labtools.simulators.families.thermal_parts import (
     centre_half_life_min,
     held_out,
     labels,
-    prior,
     structures,
 )
 from labtools.simulators.tasks.enzyme_kinetics import log_term, positive_value
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller
 from labtools.tool import Arg, tool
 from labtools.units import Range
@@ -115,29 +111,14 @@ RUBRIC = Rubric(
 )
 
 
-class ThermalTask(KineticsTask):
+class ThermalTask(HeatedKineticsTask):
     """One instance of :class:`Thermal` (its class attributes set by :meth:`Thermal.build`).
     The wells, stocks and labels are the kinetics family's (no coloured preparation); the
     enzyme's temperature laws are drawn on top."""
 
-    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
-
     rubric = RUBRIC
     limits = ThermalLimits()  # type: ignore[assignment]
     celsius: ClassVar[float]
-
-    # -- the hidden world ----------------------------------------------------------------------
-    def _draw(self, rng: np.random.Generator) -> dict[str, float]:
-        out = super()._draw(rng)
-        out.update(prior(self.pair).draw(rng))
-        return out
-
-    def _install(self, world: Any) -> None:
-        super()._install(world)
-        drawn = dict(world.hidden(f"task/{self.id}", self._draw))
-        keys = ("kcat_ea", "km_ratio_37", "residual_56", "unfolding_ea")
-        thermal = {k: drawn[k] for k in keys}
-        world.hidden(f"kinetics/{self.pair.enzyme}/temperature", lambda rng: thermal)
 
     def truth(self, lab: Lab) -> dict[str, float]:
         """The half-life (min) and k_d (s⁻¹) at the stated temperature, and what this seed drew

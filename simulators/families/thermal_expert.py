@@ -47,9 +47,9 @@ from labtools.simulators.families.kinetics_parts import (
     SUBSTRATE_MAX_UL,
     WELL_UL,
     Pair,
+    temperature_prior,
 )
 from labtools.simulators.families.protocol import PLATE, transfer, well
-from labtools.simulators.families.thermal_parts import prior
 from labtools.simulators.tasks.scripting import Call, site_of
 
 __all__ = ["fit_decay", "half_life", "naive", "uncontrolled"]
@@ -79,7 +79,7 @@ def design(p: Pair, molar: Mapping[str, float], celsius: float, read_s: float) -
     level (half the well of the stock), the enzyme for :data:`MAX_RISE_OD` over ``read_s`` at
     the published centres at ``celsius`` with no loss."""
     s = molar["substrate"] * SUBSTRATE_MAX_UL / WELL_UL
-    ea = 1e3 * sum(prior(p).kcat_ea_kj) / 2.0
+    ea = 1e3 * sum(temperature_prior(p).kcat_ea_kj) / 2.0
     kcat = p.kcat_centre * boltzmann(ea, celsius, 25.0)
     allowed = min(MAX_CONVERSION * s, MAX_RISE_OD / p.od_per_molar)  # M of product
     e_max = molar["enzyme"] * ENZYME_MAX_UL / WELL_UL

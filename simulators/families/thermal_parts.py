@@ -16,12 +16,17 @@ import functools
 import math
 
 from labtools.session import Budget
-from labtools.simulators.families.kinetics_parts import PAIRS, KineticsLevel, Pair, pair
+from labtools.simulators.families.kinetics_parts import (
+    PAIRS,
+    KineticsLevel,
+    Pair,
+    pair,
+    temperature_prior,
+)
 from labtools.simulators.families.kinetics_parts import labels as kinetics_labels
 from labtools.simulators.families.levels import LEVEL as SHARED_LEVEL
 from labtools.simulators.families.parts import HELD_OUT_SPECIES
-from labtools.simulators.world.kinetics import KineticsData
-from labtools.simulators.world.kinetics_temperature import TemperaturePrior, at_temperature
+from labtools.simulators.world.kinetics_temperature import at_temperature
 
 __all__ = [
     "HALF_LIFE_MIN",
@@ -33,7 +38,6 @@ __all__ = [
     "centre_half_life_min",
     "held_out",
     "labels",
-    "prior",
     "structures",
 ]
 
@@ -55,18 +59,10 @@ HELD_OUT_COMBINATIONS = frozenset({("beta_gal", 49.0)})
 ROOM_HALF_LIFE_H = 60.0
 
 
-def prior(p: Pair) -> TemperaturePrior:
-    """The enzyme's temperature laws' published spans (``kinetics.toml``)."""
-    found = KineticsData.default().enzymes[p.enzyme].temperature
-    if found is None:
-        raise KeyError(f"{p.enzyme} has no [enzyme.{p.enzyme}.temperature] table")
-    return found
-
-
 def centre_half_life_min(p: Pair, celsius: float) -> float:
     """The enzyme's half-life (min) at ``celsius`` at the centres of its published spans
     (residual after 10 minutes at 56 °C, unfolding's Ea): the package's own figure."""
-    spans = prior(p)
+    spans = temperature_prior(p)
     thermal = {
         "kcat_ea": 1e3 * sum(spans.kcat_ea_kj) / 2.0,
         "km_ratio_37": sum(spans.km_ratio_37) / 2.0,

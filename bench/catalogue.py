@@ -1,12 +1,13 @@
 """What an agent reads before it acts: each task's tool catalogue, per provider format, and its
 first observation, in characters of compact JSON.
 
-Per task, and per family at level 3 (its first structure): the catalogue in the OpenAI Chat,
-Anthropic, Gemini and MCP formats, and the first observation (``Session.reset``'s), each beside
-its anchor in the same run — the whole virtual lab's catalogue in that format, which is what
-every task offered before tasks offered only their experiment's tools
-(:attr:`labtools.session.Task.lab_tools`). Goals (issue "cheap episodes"): ≤ 8,000 characters
-in the OpenAI Chat format, a first observation ≤ 4,000.
+Per task, and per family at level 3 (the structure, of eight spread over its list, whose OpenAI
+Chat catalogue is largest: structures differ in their submit tools): the catalogue in the
+OpenAI Chat, Anthropic, Gemini and MCP formats, and the first observation
+(``Session.reset``'s), each beside its anchor in the same run — the whole virtual lab's
+catalogue in that format, which is what every task offered before tasks offered only their
+experiment's tools (:attr:`labtools.session.Task.lab_tools`). Goals (issue "cheap episodes"):
+≤ 8,000 characters in the OpenAI Chat format, a first observation ≤ 4,000.
 
 Run: ``python -m bench.catalogue``.
 """
@@ -29,10 +30,23 @@ def _chars(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
+SPREAD = 8
+
+
+def _largest(family: str) -> str:
+    """The family's level-3 instance, of :data:`SPREAD` structures spread over its list, whose
+    OpenAI Chat catalogue is largest."""
+    structures = load_family(family).structures()
+    step = max(1, len(structures) // SPREAD)
+    sizes = {}
+    for structure in structures[::step][:SPREAD]:
+        with Session(f"{family}/3/{structure}", secret="bench-catalogue") as session:
+            sizes[structure] = _chars(session.tools("openai-chat"))
+    return f"{family}/3/{max(sizes, key=sizes.__getitem__)}"
+
+
 def _targets() -> list[str]:
-    return list(task_ids()) + [
-        f"{family}/3/{load_family(family).structures()[0]}" for family in family_ids()
-    ]
+    return list(task_ids()) + [_largest(family) for family in family_ids()]
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """The portable strict schema profile, accepted unchanged by every LLM provider.
 
 Every object closed (``additionalProperties: false``) with all its properties required; ``$ref``
-inlined; no unions; no ``title`` or ``default``; numeric, length, pattern and format keywords moved
+inlined; no unions; no ``title`` or ``default``, nor an item's description under a described
+list; numeric, length, pattern and format keywords moved
 into the description (the server enforces them); names match :data:`NAME_PATTERN`.
 """
 
@@ -89,6 +90,8 @@ def _walk(
             out[key] = {k: _walk(v, defs, f"{path}/{k}", closed, seen) for k, v in value.items()}
         elif key == "items":
             out[key] = _walk(value, defs, f"{path}/items", closed, seen)
+            if "description" in node:  # said once: the list's own description covers its items
+                out[key].pop("description", None)
         elif key == "additionalProperties" and isinstance(value, dict):
             if closed:
                 raise SchemaProfileError(f"{path}: maps are outside the portable input profile")

@@ -146,7 +146,7 @@ class Dimension:
         return {
             "type": "object",
             "properties": {
-                "value": {"type": "number", "description": "Magnitude, in `unit`."},
+                "value": {"type": "number"},
                 "unit": {"type": "string", "enum": list(self.units)},
             },
             "required": ["value", "unit"],

@@ -19,6 +19,7 @@ from labtools.session.family import InstanceName
 from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
 from labtools.session.splits import split_instances
 from labtools.simulators.families import luminescence_expert
+from labtools.simulators.families.estimates import submission
 from labtools.simulators.families.luminescence import STANDARD, nm_of
 from labtools.simulators.families.luminescence_parts import (
     COUNTS,
@@ -180,25 +181,23 @@ def test_the_truth_is_what_the_wells_hold() -> None:
 
 def _submission(value: float = 1.0, sd: float = 0.1, n: int = 4) -> dict:
     names = [f"sample_{j + 1}" for j in range(n)]
-    return {
-        "concentrations": {k: {"value": value, "unit": "nanomolar"} for k in names},
-        "uncertainties": {k: {"value": sd, "unit": "nanomolar"} for k in names},
-    }
+    return submission(names, [value] * n, [sd] * n, "nanomolar")
 
 
 def test_a_bad_submission_is_refused_and_changes_nothing() -> None:
     with Session(INSTANCE, secret="refusal") as session:
         session.reset(0)
         before = session.lab.shared["world"].peek("plate_1:C2").volume_ul
-        missing = _submission()
-        del missing["concentrations"]["sample_3"]
+        twice = _submission()
+        twice["estimates"][2]["sample"] = "sample_1"
         for arguments in (
             _submission(value=0.0),
             _submission(value=-1.0),
             _submission(sd=-0.1),
             _submission(n=3),
-            missing,
-            {"concentrations": _submission()["concentrations"]},
+            _submission(n=5),
+            twice,
+            {"concentrations": {}, "uncertainties": {}},
         ):
             result = session.call_tool("submit_luminescence", arguments)
             assert not result.ok and result.error is not None

@@ -19,6 +19,7 @@ from labtools.session.family import InstanceName
 from labtools.session.process import analyse
 from labtools.session.registry import UnknownTask, family_ids, load_family, task_class
 from labtools.session.splits import played, split_instances
+from labtools.simulators.families.estimates import submission
 from labtools.simulators.families.fluorimetry_expert import MAX_OD
 from labtools.simulators.families.fluorimetry_parts import matrix_od
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
@@ -162,37 +163,26 @@ def test_the_lot_is_in_the_worlds_library_and_the_samples_hold_what_was_drawn() 
 
 def test_a_bad_submission_is_refused_and_changes_nothing() -> None:
     instance = f"{FAMILY}/2/nadh+4+ends+water"
-    um = {"value": 1.0, "unit": "micromolar"}
-    good = {f"sample_{i}": um for i in range(1, 5)}
+    names = [f"sample_{i}" for i in range(1, 5)]
+    good = submission(names, [1.0] * 4, [1.0] * 4, "micromolar")["estimates"]
     with Session(instance, secret="refusal") as session:
         session.reset(0)
         before = session.lab.shared["world"].peek(SAMPLE_SLOTS[0]).volume_ul
-        for arguments in (
-            {
-                "concentrations": {**good, "sample_2": {"value": 0.0, "unit": "micromolar"}},
-                "uncertainties": good,
-            },
-            {
-                "concentrations": good,
-                "uncertainties": {**good, "sample_1": {"value": -1.0, "unit": "micromolar"}},
-            },
-            {
-                "concentrations": {**good, "sample_4": {"value": 1.0, "unit": "metre"}},
-                "uncertainties": good,
-            },
-            {
-                "concentrations": {k: um for k in ("sample_1", "sample_2", "sample_3")},
-                "uncertainties": good,
-            },
-            {"concentrations": good},
+        for estimates in (
+            [good[0], {**good[1], "concentration": {"value": 0, "unit": "molar"}}, *good[2:]],
+            [{**good[0], "uncertainty": {"value": -1.0, "unit": "micromolar"}}, *good[1:]],
+            [*good[:3], {**good[3], "concentration": {"value": 1.0, "unit": "metre"}}],
+            good[:3],
+            [*good, good[0]],
+            [{**good[0], "sample": "sample_5"}, *good[1:]],
         ):
-            result = session.call_tool("submit_wide_range", arguments)
+            result = session.call_tool("submit_wide_range", {"estimates": estimates})
             assert not result.ok and result.error is not None
+            assert result.error["field"].startswith("/estimates")
+        assert not session.call_tool("submit_wide_range", {"concentrations": {}}).ok
         assert session.task.submission is None and not session.done
         assert session.lab.shared["world"].peek(SAMPLE_SLOTS[0]).volume_ul == before
-        assert session.call_tool(
-            "submit_wide_range", {"concentrations": good, "uncertainties": good}
-        ).ok
+        assert session.call_tool("submit_wide_range", {"estimates": good[::-1]}).ok
         assert session.done
 
 

@@ -71,3 +71,30 @@ def test_offering_a_tool_no_instrument_has_is_refused() -> None:
         lab.offer(LIQUID)
         assert set(lab.tool_names()) == LIQUID
         assert [t["name"] for t in lab.tools("mcp")] == lab.tool_names()
+
+
+#: the most characters of a task's catalogue in the OpenAI Chat format (compact JSON)
+CATALOGUE_CHARS = 8000
+
+
+def _spread(family: str, count: int = 4) -> list[str]:
+    """``count`` of the family's structures spread over its list, and its last."""
+    structures = load_family(family).structures()
+    step = max(1, len(structures) // count)
+    return [*structures[::step][:count], structures[-1]]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [*task_ids(), *(f"{f}/5/{s}" for f in family_ids() for s in _spread(f))],
+)
+def test_a_tasks_catalogue_fits_its_size(task: str) -> None:
+    """Every tool, every parameter and every limit in at most 8,000 characters, which the
+    offered groups and descriptions that say each thing once allow."""
+    with Session(task, secret=SECRET) as session:
+        catalogue = session.tools("openai-chat")
+    size = len(json.dumps(catalogue, separators=(",", ":"), ensure_ascii=False))
+    assert size <= CATALOGUE_CHARS, (task, size)
+    for tool in catalogue:
+        text = json.dumps(tool["function"]["parameters"])
+        assert '"value": {"type": "number"}' in text or "value" not in text

@@ -67,7 +67,7 @@ def test_an_episode_through_openenvs_client(url: str) -> None:
 
         deck = env.call_tool("lh_get_deck")  # the data, as OpenEnv's client returns it
         assert "labware" in deck and "labels" in deck
-        refused = env.call_tool("lh_pick_up_tips", tip_rack="no_such_rack", channels=[0])
+        refused = env.call_tool("lh_move_plate", plate="no_such_plate", destination="reader")
         assert refused["ok"] is False and refused["error"]["code"] == "unknown_resource"
         assert refused["error"]["field"] and refused["error"]["message"]
 
@@ -84,7 +84,7 @@ def test_an_episode_through_openenvs_client(url: str) -> None:
         session.reset(3)
         for name, arguments in [
             ("lh_get_deck", {}),
-            ("lh_pick_up_tips", {"tip_rack": "no_such_rack", "channels": [0]}),
+            ("lh_move_plate", {"plate": "no_such_plate", "destination": "reader"}),
             ("submit_dye_quantification", SUBMIT),
         ]:
             session.call_tool(name, arguments)

@@ -29,7 +29,7 @@ def test_reset_gives_the_task_the_tools_and_the_budget(session) -> None:
     observation = session.reset(3)
     assert set(observation) == {"task", "tools", "budget"}
     assert "submit_dye_quantification" in observation["tools"]
-    assert "lh_aspirate" in observation["tools"]
+    assert "lh_transfer" in observation["tools"]
     assert observation["budget"]["calls"] == DyeQuantification.budget.calls
     state = session.state()
     assert state["steps"] == 0 and not state["terminated"] and state["virtual_time_s"] == 0

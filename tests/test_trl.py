@@ -126,7 +126,7 @@ def test_trl_offers_the_tools_and_no_other_method(task: str) -> None:
 def test_refusals_and_stray_arguments_come_back_as_text() -> None:
     env = environment_factory("dye_quantification", secret=SECRET)()
     env.reset(seed=1)
-    refused = json.loads(env.lh_pick_up_tips(tip_rack="no_such_rack", channels=[0]))  # type: ignore[attr-defined]
+    refused = json.loads(env.lh_move_plate(plate="no_such_plate", destination="reader"))  # type: ignore[attr-defined]
     assert refused["error"]["code"] == "unknown_resource" and refused["error"]["field"]
     stray = json.loads(env.lh_get_deck(colour="blue"))  # type: ignore[attr-defined]
     assert stray["error"]["code"] == "invalid_arguments"

@@ -37,8 +37,21 @@ TASK = "dye_quantification"
 SEED = 3
 #: a call the lab refuses (a volume in metres), which changes nothing
 REFUSED = (
-    "lh_aspirate",
-    {"items": [{"channel": 0, "well": "plate_1:A1", "volume": {"value": 1, "unit": "meter"}}]},
+    "lh_transfer",
+    {
+        "transfers": [
+            {
+                "source": "reservoir:A1",
+                "destination": "plate_1:A1",
+                "volume": {"value": 1, "unit": "meter"},
+            }
+        ],
+        "tip_rack": "tips_300ul",
+        "tips": "new",
+        "channels": [],
+        "mix_cycles": 0,
+        "mix_volume": {"value": 0, "unit": "microliter"},
+    },
 )
 
 

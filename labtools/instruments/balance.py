@@ -98,10 +98,7 @@ class BalanceInfo(TypedDict):
     tare: QuantityJSON | None
 
 
-_MODE = (
-    "'stable': wait until the reading is stable (the balance's settling time after a load "
-    "changes); 'immediate': the value now, stable or not."
-)
+_MODE = "'stable': wait for the balance to settle after a load changes; 'immediate': now."
 
 
 class Balance(Instrument):
@@ -118,32 +115,23 @@ class Balance(Instrument):
 
     @tool(read_only=True)
     async def weigh(self, mode: Annotated[Mode, Arg(_MODE)] = "stable") -> MassReading:
-        """Read the mass on the balance (net of the tare in force), in grams.
-
-        A stable reading waits for the balance to settle after the last change of load
-        (seconds); an immediate one returns at once, with stable false while it settles.
-        """
+        """Read the mass on the balance (g, net of the tare); ``stable`` false while it
+        settles."""
         reading = await self._weigh(stable=mode == "stable")
         return {"mass": self._grams(reading.grams), "stable": reading.stable}
 
     @tool(idempotent=True)
     async def tare(self, mode: Annotated[Mode, Arg(_MODE)] = "stable") -> TareSet:
-        """Tare: store what is on the pan as the tare, so that readings show what is added.
-
-        Returns the tare stored (its gross weight). Taring a vessel, then dispensing into it
-        and weighing, gives the mass dispensed.
-        """
+        """Store what is on the pan as the tare, so readings show what is added (tare a
+        vessel, dispense, weigh: the mass dispensed)."""
         reading = await self._tare(stable=mode == "stable")
         self._tare_g = reading.grams
         return {"tare": self._grams(reading.grams), "stable": reading.stable}
 
     @tool(idempotent=True)
     async def zero(self, mode: Annotated[Mode, Arg(_MODE)] = "stable") -> ZeroSet:
-        """Zero: set the balance's zero point to the present load and clear the tare.
-
-        Only a small load can be zeroed (the zero-setting range, a few percent of capacity);
-        to weigh into a vessel, tare it instead.
-        """
+        """Set the zero point to the present load and clear the tare; only a small load (a
+        few % of capacity) can be zeroed: to weigh into a vessel, tare it."""
         stable = await self._zero(stable=mode == "stable")
         self._tare_g = None
         return {"zeroed": True, "stable": stable}

@@ -203,10 +203,9 @@ class DeckState(TypedDict):
 
 
 _ITEMS = (
-    "One item per channel, each with a channel, a well and the volume to {verb} the tip on that "
-    "channel. Wells as '<labware>:<well>', e.g. 'plate_1:A1'; a trough or cuvette by its name "
-    "alone. Each channel at most once; several channels share a well only if all items name it "
-    "(a trough)."
+    "One per channel: its channel, a well ('plate_1:A1'; a trough or cuvette by its name alone) "
+    "and the volume to {verb} its tip. Each channel once; channels share a well only if every "
+    "item names it (a trough)."
 )
 #: the JSON form of 0 µL: ``mix_volume``'s default for Python callers
 _NO_VOLUME: QuantityJSON = {"value": 0.0, "unit": "microliter"}
@@ -227,10 +226,9 @@ class LiquidHandler(Instrument):
             Sequence[int], Arg("Channels to fit with a tip, e.g. [0] or [0, 1].", within="channel")
         ],
     ) -> TipsPickedUp:
-        """Pick up new tips from a tip rack, one per listed channel, in rack order.
-
-        Use the smallest tip that holds the volume: a tip's error in µL is about constant, so
-        at 1 µL a 300 µL tip errs by tens of per cent where a 10 µL tip stays within ~5 %."""
+        """Pick up new tips from a rack, one per listed channel, in rack order. Use the smallest
+        tip that holds the volume: a tip errs by about constant µL (at 1 µL a 300 µL tip by tens
+        of %, a 10 µL tip by ~5 %)."""
 
     @tool(destructive=True)
     @abstractmethod
@@ -248,12 +246,9 @@ class LiquidHandler(Instrument):
             Sequence[ChannelVolume], Arg(_ITEMS.format(verb="draw into"), note="item_ranges")
         ],
     ) -> LiquidMoved:
-        """Aspirate on one or more channels at once, each from its well into its tip.
-
-        The channels move together (one multi-channel aspiration). Each tip's type bounds its
-        volume; each well must hold what its channels draw above its dead volume. Every item is
-        checked before anything moves: a refused call changes nothing.
-        """
+        """Aspirate on one or more channels at once (one multi-channel move), each from its well
+        into its tip. A tip's type bounds its volume; a well keeps its dead volume. A refused
+        call changes nothing."""
 
     @tool(destructive=True)
     @abstractmethod
@@ -264,7 +259,7 @@ class LiquidHandler(Instrument):
         ],
     ) -> LiquidMoved:
         """Dispense on one or more channels at once, each from its tip into its well (which
-        must have room). The channels move together; a refused call changes nothing."""
+        must have room). A refused call changes nothing."""
 
     @tool(destructive=True)
     @abstractmethod
@@ -273,30 +268,25 @@ class LiquidHandler(Instrument):
         transfers: Annotated[
             Sequence[Transfer],
             Arg(
-                "Transfers in order, each a source, a destination and a volume; e.g. a "
-                "serial dilution column by column. Later transfers see earlier ones' effects "
-                "(a well filled by one may be the source of the next). A volume above the "
-                "tip's capacity is split into equal trips.",
+                "In order; later ones see earlier ones' effects (a serial dilution). Wells as "
+                "'plate_1:A1', a trough or cuvette by its name alone. A volume above a tip's "
+                "capacity goes in equal trips.",
                 within="transfer_volume",
             ),
         ],
-        tip_rack: Annotated[
-            str, Arg("Tip rack to take new tips from (ignored with tips 'mounted').")
-        ],
+        tip_rack: Annotated[str, Arg("Rack for new tips (unused with 'mounted').")],
         tips: Annotated[
             TipPolicy,
             Arg(
-                "'new': a new tip for every transfer; 'per_source': a channel changes its tip "
-                "when its source changes; 'reuse': one tip per channel for the whole batch; "
-                "'mounted': the tips already on the channels, none picked up or dropped. Tips "
-                "picked up are dropped at the end."
+                "'new': a tip per transfer; 'per_source': a new one when the source changes; "
+                "'reuse': one per channel; 'mounted': the channels' own, none picked up or "
+                "dropped. Tips picked up are dropped at the end."
             ),
         ] = "new",
         channels: Annotated[
             Sequence[int],
             Arg(
-                "Channels to use; [] uses every channel (without a tip, or with one for "
-                "'mounted').",
+                "Channels to use; []: every free one (every one with a tip for 'mounted').",
                 within="channel",
             ),
         ] = (),
@@ -309,21 +299,16 @@ class LiquidHandler(Instrument):
         mix_volume: Annotated[
             Volume,
             Arg(
-                "Volume drawn and expelled per mixing cycle (ignored with 0 cycles).",
+                "Volume per mixing cycle (unused with 0 cycles).",
                 within="mix_volume",
                 note="tip_volumes",
             ),
         ] = _NO_VOLUME,  # type: ignore[assignment]  # JSON form, as Python callers may give it
     ) -> TransferDone:
-        """Transfer liquid in a batch, scheduled across the channels.
-
-        Up to ``limits.channels`` transfers run at once (one multi-channel aspirate, dispense
-        and mix per round); tips are picked up and dropped as ``tips`` says. The whole batch
-        is simulated on the handler's belief first (volumes, dead volumes, well capacities, tip
-        capacity, tips left): a batch that would fail anywhere is refused, pointing at the
-        transfer, and nothing moves. The result gives totals; notes only where a transfer
-        deviates (split into trips, a well left below its dead volume).
-        """
+        """Transfer liquid in a batch, the channels working in parallel rounds. The batch is
+        checked first against the believed volumes, capacities and tips: one that would fail
+        anywhere is refused, naming the transfer, and nothing moves. The result gives totals,
+        and notes where a transfer deviates (trips, a well left below its dead volume)."""
 
     @tool(destructive=True)
     @abstractmethod
@@ -335,7 +320,7 @@ class LiquidHandler(Instrument):
         ],
         cycles: Annotated[int, Arg("Number of aspirate/dispense cycles.", within="mix_cycles")],
     ) -> MixDone:
-        """Mix wells in place on one or more channels at once: each cycle is one multi-channel
+        """Mix wells in place on one or more channels at once, each cycle one multi-channel
         aspiration and dispense. A refused call changes nothing."""
 
     @tool(destructive=False, idempotent=True)

@@ -121,13 +121,13 @@ class PlateReaderLimits:
     @property
     def focal_heights(self) -> str:
         """The read heights a fluorescence read takes, as its description states them."""
-        return f"Allowed: 0 (the reader's own read height) or {self.focal_height.describe()}."
+        return f"Allowed: 0 (the reader's own) or {self.focal_height.describe()}."
 
 
 #: the JSON form of 0 mm: ``focal_height``'s default for Python callers (the reader's own)
 _OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
-_PLATE = "Plate in the reader, e.g. 'plate_1' (move it there with lh_move_plate)."
-_WELLS = 'Wells to read, e.g. ["A1", "B1"]; [] reads the whole plate.'
+_PLATE = "Plate in the reader (see lh_move_plate), e.g. 'plate_1'."
+_WELLS = 'Wells, e.g. ["A1", "B1"]; []: the whole plate.'
 
 
 class PlateReader(Instrument):
@@ -143,12 +143,9 @@ class PlateReader(Instrument):
         wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
         wells: Annotated[Sequence[str], Arg(_WELLS)] = (),
     ) -> AbsorbanceReading:
-        """Measure absorbance (OD, base-10, not path-length corrected) at one wavelength.
-
-        Wells reading above the reader's range (too dark: dilute them) are listed in
-        ``over_range`` instead of ``values``; wells the detector gave no value for, in
-        ``saturated``.
-        """
+        """Measure absorbance (OD, base 10, not path-corrected) at one wavelength. Wells above
+        the reader's range (dilute them) are in ``over_range``, not ``values``; wells with no
+        value, in ``saturated``."""
         chosen = self._choose_wells(plate, wells)
         values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
         finite, saturated, over = _split_od(values, self.limits.od_max)
@@ -168,13 +165,11 @@ class PlateReader(Instrument):
         wells: Annotated[Sequence[str], Arg(_WELLS)],
         start: Annotated[Wavelength, Arg("First wavelength.", within="absorbance")],
         stop: Annotated[Wavelength, Arg("Last wavelength (inclusive).", within="absorbance")],
-        step: Annotated[Wavelength, Arg("Wavelength step.", within="spectrum_step")],
+        step: Annotated[Wavelength, Arg("Step.", within="spectrum_step")],
     ) -> AbsorbanceSpectrum:
-        """Measure absorbance spectra of wells and report each well's peak.
-
-        Small spectra come inline; larger ones as a data handle with the peaks inline. Values
-        above the reader's range are null, their wells listed in ``over_range``.
-        """
+        """Measure absorbance spectra and each well's peak. Large spectra come as a data
+        handle, the peaks inline; values above the reader's range are null, their wells in
+        ``over_range``."""
         low, high, by = magnitude(start, NM), magnitude(stop, NM), magnitude(step, NM)
         if high < low:
             raise OutOfRange(
@@ -224,26 +219,16 @@ class PlateReader(Instrument):
         wavelength: Annotated[Wavelength, Arg("Measurement wavelength.", within="absorbance")],
         interval: Annotated[
             Duration,
-            Arg(
-                "Time from the start of one read to the start of the next.",
-                within="kinetic_interval",
-            ),
+            Arg("From one read's start to the next's.", within="kinetic_interval"),
         ],
-        reads: Annotated[
-            int, Arg("Number of reads; the first starts at once.", within="kinetic_reads")
-        ],
+        reads: Annotated[int, Arg("Number of reads; the first at once.", within="kinetic_reads")],
     ) -> KineticReading:
-        """Read absorbance (OD, as read_absorbance) of wells again and again at a fixed interval.
-
-        The plate stays in the reader while time passes (virtual time in simulation, real time
-        on hardware), so reactions in the wells go on: a kinetic read, and also the way to let
-        time pass. ``times``: seconds from the first read to each read; ``values``: each well's
-        OD at each read (null where saturated or above the reader's range, the wells listed in
-        ``saturated`` or ``over_range``); ``slopes``: each well's least-squares OD change
-        per minute over its unsaturated reads. If reading the wells takes longer than the
-        interval, reads follow back to back and ``times`` shows when each was taken. More than
-        600 values come as a data handle only, with the slopes inline.
-        """
+        """Read absorbance (OD) of wells repeatedly at a fixed interval while the plate's
+        reactions go on (also the way to let time pass). ``times``: s from the first read;
+        ``values``: OD per well per read (null where saturated or over range, the wells in
+        ``saturated``, ``over_range``); ``slopes``: each well's least-squares OD/min. Reads
+        slower than the interval follow back to back. Over 600 values come as a data handle,
+        the slopes inline."""
         chosen = self._choose_wells(plate, wells)
         times, series = await self._read_absorbance_kinetic(
             plate, chosen, magnitude(wavelength, NM), magnitude(interval, "second"), reads
@@ -285,25 +270,21 @@ class PlateReader(Instrument):
         gain: Annotated[
             int,
             Arg(
-                "PMT gain (higher: brighter readings, saturating sooner); 0: the reader's own.",
+                "PMT gain (higher: brighter, saturates sooner); 0: the reader's own.",
                 within="gain",
             ),
         ] = 0,
         focal_height: Annotated[
             Length,
             Arg(
-                "Read height: the focal point above the plate's underside (lower reads deeper "
-                "in the well).",
+                "Focal point above the plate's underside (lower: deeper in the well).",
                 note="focal_heights",
             ),
         ] = _OWN_HEIGHT,  # type: ignore[assignment]  # JSON form, as Python callers may give it
     ) -> FluorescenceReading:
-        """Measure fluorescence intensity (relative fluorescence units, top read).
-
-        Wells that saturate the detector are listed in ``saturated``: dilute them, or read at a
-        lower gain. A reader without a numeric gain or an adjustable read height refuses any
-        but 0 (its own).
-        """
+        """Measure fluorescence (RFU, top read). Wells saturating the detector are in
+        ``saturated``: dilute them or lower the gain. A reader without a numeric gain or an
+        adjustable height refuses all but 0 (its own)."""
         ex, em = magnitude(excitation_wavelength, NM), magnitude(emission_wavelength, NM)
         if em <= ex:
             raise OutOfRange(
@@ -346,27 +327,16 @@ class PlateReader(Instrument):
     @tool(long_running=True)  # waiting for a setpoint holds the reader for minutes
     async def set_temperature(
         self,
-        temperature: Annotated[
-            Temperature, Arg("Incubation setpoint of the reading chamber.", within="temperature")
-        ],
+        temperature: Annotated[Temperature, Arg("Setpoint.", within="temperature")],
         wait: Annotated[
             bool,
-            Arg(
-                "true: return once the chamber holds the setpoint (time passes meanwhile); "
-                "false: return at once."
-            ),
+            Arg("true: return once the chamber holds the setpoint (time passes); false: at once."),
         ] = False,
     ) -> TemperatureSet:
-        """Set the incubation temperature of the reading chamber (it heats, it cannot cool
-        below the room).
-
-        The chamber approaches the setpoint over minutes and a plate inside follows the
-        chamber minutes later: let a plate sit in the reader (e.g. a kinetic read, which
-        lets time pass) before timing a temperature-sensitive reaction. With ``wait`` the call
-        returns when the chamber is within the reader's stability of the setpoint, or after
-        an hour (``stable`` false); ``waited``: the time that passed. A setpoint outside the
-        reader's range is refused and nothing changes.
-        """
+        """Set the reading chamber's incubation temperature (it heats; it cannot cool below
+        the room). The chamber takes minutes, a plate inside minutes more: let a plate sit in
+        the reader (e.g. a kinetic read) before timing a reaction. With ``wait``, returns once
+        the chamber is stable at the setpoint or after an hour (``stable`` false)."""
         celsius = magnitude(temperature, CELSIUS)
         await self._set_temperature(celsius)
         limits = self.limits
@@ -391,9 +361,8 @@ class PlateReader(Instrument):
 
     @tool()
     async def stop_heating(self) -> TemperatureReading:
-        """Switch the reading chamber's heater off: the chamber, and a plate inside, cool back to
-        the room over minutes (nothing cools them faster). To hold a lower temperature
-        instead, set it."""
+        """Switch the chamber's heater off: it and a plate inside cool to the room over
+        minutes. To hold a lower temperature, set it."""
         await self._stop_heating()
         return await self._reading()
 

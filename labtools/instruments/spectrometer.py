@@ -145,11 +145,8 @@ class Spectrometer(Instrument):
         self,
         time: Annotated[Duration, Arg("Exposure per scan.", within="integration_time")],
     ) -> IntegrationTimeSet:
-        """Set the integration time; it applies from the next acquisition.
-
-        Keep the reference's peak below ~85 % of full scale; dark and reference must be
-        acquired again at the new time.
-        """
+        """Set the integration time, from the next acquisition. Keep the reference's peak
+        under ~85 % of full scale; acquire dark and reference again at the new time."""
         seconds = magnitude(time, "second")
         await self._set_integration_time(seconds)
         self._integration_s = seconds
@@ -186,18 +183,12 @@ class Spectrometer(Instrument):
     async def measure_absorbance(
         self, scans: Annotated[int, Arg(_SCANS, within="scans")]
     ) -> AbsorbanceSpectrumResult:
-        """Measure the absorbance spectrum of the cuvette against the kept dark and reference.
-
-        Pixels without a measurable absorbance are null, and masked lists them as ranges with
-        the reason: saturated (sample or reference within 2 % of full scale), no_light (the
-        light path passes too little: reference light under 10 times its noise or under 1 % of
-        its peak, as below the UV cut-off) or opaque (no light detected through the sample:
-        under 3 times its noise).
-        The peak is the highest point of the spectrum smoothed over a few nm that stands clear
-        of noise, located on the band's top; peak_wavelength and peak_absorbance are null when
-        nothing absorbs above noise (a blank against itself) or when the highest point borders
-        an opaque range (the band's top was not measured: dilute the sample).
-        """
+        """Measure the cuvette's absorbance spectrum against the kept dark and reference.
+        Unmeasurable pixels are null, ``masked`` giving their ranges and why: saturated (within
+        2 % of full scale), no_light (reference under 10× its noise or 1 % of its peak, as
+        below the UV cut-off) or opaque (sample light under 3× noise). The peak is the top of
+        the smoothed band clear of noise; null when nothing absorbs or when it borders an
+        opaque range (dilute)."""
         integration = self._current_integration()
         dark = self._kept(self._dark, "dark", integration)
         reference = self._kept(self._reference, "reference", integration)
@@ -247,13 +238,12 @@ class Spectrometer(Instrument):
     @tool(read_only=True)
     async def get_data(
         self,
-        data: Annotated[str, Arg("A handle a spectrum result gave in its 'data', e.g. 'spec/3'.")],
-        start: Annotated[Wavelength, Arg("First wavelength of the window.", within="wavelengths")],
-        stop: Annotated[Wavelength, Arg("Last wavelength of the window.", within="wavelengths")],
+        data: Annotated[str, Arg("A result's 'data' handle, e.g. 'spec/3'.")],
+        start: Annotated[Wavelength, Arg("Window start.", within="wavelengths")],
+        stop: Annotated[Wavelength, Arg("Window end.", within="wavelengths")],
     ) -> SpectrumData:
-        """Every pixel of a kept spectrum between two wavelengths, at the detector's full
-        resolution (results give a compact form; the handle keeps the rest): counts, or
-        absorbance (null where it cannot be measured). At most 600 pixels a call; the newest
+        """A kept spectrum's pixels over a window at full resolution (results are compact):
+        counts, or absorbance (null where unmeasurable). At most 600 pixels a call; the newest
         64 spectra are kept."""
         stored = self.data.get(data, field="/data")
         low, high = magnitude(start, NM), magnitude(stop, NM)

@@ -64,7 +64,7 @@ from labtools.simulators.tasks.enzyme_kinetics import (
     KineticsLimits,
     positive_value,
 )
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID, TEMPERATURE
+from labtools.simulators.tasks.offers import ENDPOINT, KINETIC, LIQUID, TEMPERATURE
 from labtools.simulators.tasks.scripting import caller, nominal_path_cm
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world import Mixture, SpeciesLibrary
@@ -151,7 +151,7 @@ RUBRIC = rubric(
 class KineticsTask(FamilyTask):
     """One instance of :class:`Kinetics` (its class attributes set by :meth:`Kinetics.build`)."""
 
-    lab_tools = LIQUID | ABSORBANCE | KINETIC
+    lab_tools = LIQUID | ENDPOINT | KINETIC
 
     rubric = RUBRIC
     limits = KineticsLimits()
@@ -425,7 +425,7 @@ class HeatedKineticsTask(KineticsTask):
     unfolding: :func:`~.kinetics_parts.temperature_prior`'s spans) are drawn on top of its world,
     and whose agent may heat the reader's chamber (``arrhenius``, ``thermal``)."""
 
-    lab_tools = LIQUID | ABSORBANCE | KINETIC | TEMPERATURE
+    lab_tools = LIQUID | ENDPOINT | KINETIC | TEMPERATURE
 
     def _draw(self, rng: np.random.Generator) -> dict[str, float]:
         out = super()._draw(rng)

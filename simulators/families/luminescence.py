@@ -47,6 +47,7 @@ from labtools.simulators.families.estimates import (
     estimates_tool,
     log_crps_score,
     sample_names,
+    submission,
 )
 from labtools.simulators.families.kinetics import SCALE
 from labtools.simulators.families.levelled import LevelledFamily
@@ -80,7 +81,7 @@ from labtools.simulators.published import load_profile
 from labtools.simulators.tasks.offers import LIQUID, LUMINESCENCE
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world import Mixture, SpeciesLibrary
-from labtools.units import Range, qty
+from labtools.units import Range
 
 __all__ = ["Luminescence", "LuminescenceTask"]
 
@@ -303,13 +304,14 @@ class LuminescenceTask(FamilyTask):
         spread = [s if math.isfinite(s) and s >= 0 else e for s, e in zip(sds, safe, strict=True)]
         caller(session)(
             "submit_luminescence",
-            concentrations={p: _nm(e) for p, e in zip(self.places(), safe, strict=True)},
-            uncertainties={p: _nm(s) for p, s in zip(self.places(), spread, strict=True)},
+            **submission(
+                self.places(), [_nm(e) for e in safe], [_nm(s) for s in spread], "nanomolar"
+            ),
         )
 
 
-def _nm(value: float) -> Any:
-    return qty(float(f"{min(max(value, 1e-6), 1e6):.6g}"), "nanomolar")
+def _nm(value: float) -> float:
+    return float(f"{min(max(value, 1e-6), 1e6):.6g}")
 
 
 class Luminescence(LevelledFamily):

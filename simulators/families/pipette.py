@@ -52,7 +52,7 @@ from labtools.simulators.pipetting import TIP_CLASSES, ChannelModel
 from labtools.simulators.profile import Parameter
 from labtools.simulators.profile.parameter import Prior
 from labtools.simulators.published import load_profile
-from labtools.simulators.tasks.offers import BALANCE, LIQUID, THERMOMETER
+from labtools.simulators.tasks import offers
 from labtools.simulators.tasks.scripting import batch, caller
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.tool import Arg, tool
@@ -124,7 +124,7 @@ class PipetteLimits:
 class PipetteTask(Task):
     """One instance of :class:`Pipette` (its class attributes set by :meth:`Pipette.build`)."""
 
-    lab_tools = LIQUID | BALANCE | THERMOMETER
+    lab_tools = offers.LIQUID | offers.TIPS | offers.BALANCE | offers.THERMOMETER
 
     config = "labtools.simulators:pipette_lab.toml"
     limits = PipetteLimits()

@@ -30,7 +30,8 @@ REPLICATES = 5
 
 
 def _into_vessel(event: Mapping[str, Any]) -> list[tuple[int | None, float]]:
-    """The (channel, µL) of each delivery into the vessel an ``lh`` call made."""
+    """The (channel, µL) of each delivery into the vessel an ``lh_transfer`` made (the task offers
+    no single dispense: a batch with its tips mounted pipettes on the chosen channel)."""
     args = event.get("arguments") or {}
     out: list[tuple[int | None, float]] = []
     if event["tool"] == "lh_transfer":
@@ -38,10 +39,6 @@ def _into_vessel(event: Mapping[str, Any]) -> list[tuple[int | None, float]]:
         for item in args.get("transfers") or ():
             if isinstance(item, Mapping) and item.get("destination") == VESSEL:
                 out.append((channels[0] if len(channels) == 1 else None, _ul(item.get("volume"))))
-    elif event["tool"] == "lh_dispense":
-        for item in args.get("items") or ():
-            if isinstance(item, Mapping) and item.get("well") == VESSEL:
-                out.append((item.get("channel"), _ul(item.get("volume"))))
     return out
 
 

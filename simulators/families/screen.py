@@ -72,7 +72,7 @@ from labtools.simulators.tasks.enzyme_kinetics import (
     log_term,
     positive_value,
 )
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, KINETIC, LIQUID
 from labtools.simulators.tasks.scripting import nominal_path_cm
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
@@ -85,7 +85,7 @@ __all__ = ["COMPOUNDS", "LEVEL", "Screen", "ScreenTask"]
 class ScreenTask(FamilyTask):
     """One instance: its level's physics and budget, its screen's compounds, decoy and share."""
 
-    lab_tools = LIQUID | ABSORBANCE | KINETIC
+    lab_tools = LIQUID | ENDPOINT | KINETIC
 
     config = "labtools.simulators:compound_screen_lab.toml"
     limits = KineticsLimits()

@@ -50,6 +50,7 @@ from labtools.simulators.families.estimates import (
     estimates_tool,
     log_crps_score,
     sample_names,
+    submission,
 )
 from labtools.simulators.families.fluorimetry_parts import of_lot, optics
 from labtools.simulators.families.levelled import LevelledFamily
@@ -75,7 +76,7 @@ from labtools.simulators.families.wide_range_parts import (
     rubric,
     structures,
 )
-from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import (
     batch,
     caller,
@@ -84,7 +85,7 @@ from labtools.simulators.tasks.scripting import (
     nominal_plate_od,
 )
 from labtools.simulators.world import Mixture, SpeciesLibrary
-from labtools.units import Range, qty
+from labtools.units import Range
 
 __all__ = ["SCALE", "WideRange", "WideRangeTask"]
 
@@ -106,7 +107,7 @@ class WideRangeLimits:
 class WideRangeTask(FamilyTask):
     """One instance of :class:`WideRange` (its class attributes set by :meth:`WideRange.build`)."""
 
-    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+    lab_tools = LIQUID | ENDPOINT | FLUORESCENCE
 
     limits = WideRangeLimits()
     level: ClassVar[WideRangeLevel]
@@ -280,17 +281,11 @@ class WideRangeTask(FamilyTask):
         return [4.0 if values.get(w) is None else float(values[w]) for w in wells]
 
     def _submit(self, session: Session, micromolar: list[float], sd_um: list[float]) -> None:
-        keys = sample_names(self.count)
+        values = [round(max(c, 1e-6), 6) for c in micromolar]
+        spreads = [round(max(s, 0.0), 6) for s in sd_um]
         caller(session)(
             "submit_wide_range",
-            concentrations={
-                k: qty(max(c, 1e-6), "micromolar", decimals=6)
-                for k, c in zip(keys, micromolar, strict=True)
-            },
-            uncertainties={
-                k: qty(max(s, 0.0), "micromolar", decimals=6)
-                for k, s in zip(keys, sd_um, strict=True)
-            },
+            **submission(sample_names(self.count), values, spreads, "micromolar"),
         )
 
 

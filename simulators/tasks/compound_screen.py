@@ -69,7 +69,7 @@ from labtools.simulators.tasks.enzyme_kinetics import (
 )
 from labtools.simulators.tasks.kinetics_expert import inhibition_expert
 from labtools.simulators.tasks.kinetics_protocol import WELL_UL, Assay, Progress, Well
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, KINETIC, LIQUID
 from labtools.simulators.world.kinetics import MECHANISMS, KineticsData
 from labtools.simulators.world.mixture import Mixture
 from labtools.tool import Arg, tool
@@ -203,7 +203,7 @@ class CompoundScreen(Task):
     id = "compound_screen"
     title = "Does a test compound inhibit alkaline phosphatase, and how?"
     config = "labtools.simulators:compound_screen_lab.toml"
-    lab_tools = LIQUID | ABSORBANCE | KINETIC
+    lab_tools = LIQUID | ENDPOINT | KINETIC
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate

@@ -30,8 +30,6 @@ from labtools.simulators.tasks.scripting import (
     nm,
     nominal_path_cm,
     one_reading,
-    ul,
-    with_tip,
 )
 from labtools.simulators.world import Mixture, SpeciesLibrary
 from labtools.tool import Arg, tool
@@ -186,9 +184,7 @@ class DyeQuantification(Task):
     def naive(self, session: Session) -> None:
         """Read the sample at tartrazine's peak and call it all tartrazine, with a 1 cm path."""
         call = caller(session)
-        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", **with_tip(0, SAMPLE, "plate_1:A1", ul(200)))
-        call("lh_drop_tips", channels=[0])
+        call("lh_transfer", **batch([(SAMPLE, "plate_1:A1", 200)], channels=[0]))
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[
             "values"

@@ -36,7 +36,7 @@ from labtools.lab import Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.kinetics_expert import inhibition_expert, kinetics_expert
 from labtools.simulators.tasks.kinetics_protocol import PNP_EPSILON_405, Assay, Well
-from labtools.simulators.tasks.offers import ABSORBANCE, KINETIC, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, KINETIC, LIQUID
 from labtools.simulators.tasks.rubrics import RUBRICS
 from labtools.simulators.world.kinetics import MECHANISMS, KineticsData
 from labtools.tool import Arg, tool
@@ -124,7 +124,7 @@ class EnzymeKinetics(Task):
     id = "enzyme_kinetics"
     title = "Measure Km and kcat of alkaline phosphatase with pNPP"
     config = "labtools.simulators:enzyme_lab.toml"
-    lab_tools = LIQUID | ABSORBANCE | KINETIC
+    lab_tools = LIQUID | ENDPOINT | KINETIC
     budget = Budget(calls=400, tips=80, reagent_ul=12_000, wells=96, hours=4)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)
@@ -205,7 +205,7 @@ class EnzymeInhibition(Task):
     id = "enzyme_inhibition"
     title = "Find an inhibitor's mechanism and Ki, with the enzyme's Km and kcat"
     config = "labtools.simulators:enzyme_inhibition_lab.toml"
-    lab_tools = LIQUID | ABSORBANCE | KINETIC
+    lab_tools = LIQUID | ENDPOINT | KINETIC
     budget = Budget(calls=600, tips=120, reagent_ul=15_000, wells=96, hours=5)
     #: mean raw scores of naive() and expert() over calibration seeds 1000–1049, measured with
     #: labtools.session.evaluate.calibrate (`labtools eval --calibrate`)

@@ -29,7 +29,7 @@ from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.pka_fit import pka_posterior
 from labtools.simulators.tasks.rubrics import RUBRICS
-from labtools.simulators.tasks.scripting import Call, batch, caller, nm, one, site_of, ul, with_tip
+from labtools.simulators.tasks.scripting import Call, batch, caller, nm, site_of
 from labtools.simulators.tasks.standard_curve import crps_normal
 from labtools.simulators.world.hidden_species import PKA_RANGE, MysteryIndicator
 from labtools.tool import Arg, tool
@@ -147,17 +147,13 @@ class IndicatorPka(Task):
         call = caller(session)
         buffers = buffers_of(call("lh_get_deck")["labels"])
         wells = [f"A{i + 1}" for i in range(len(buffers))]
-        for (source, _, _), well in zip(buffers, wells, strict=True):
-            call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-            call(
-                "lh_transfer", **with_tip(0, source, f"plate_1:{well}", ul(WELL_UL - INDICATOR_UL))
-            )
-            call("lh_drop_tips", channels=[0])
-        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_aspirate", items=one(0, INDICATOR, ul(INDICATOR_UL * len(wells) + 20)))
-        for well in wells:
-            call("lh_dispense", items=one(0, f"plate_1:{well}", ul(INDICATOR_UL)))
-        call("lh_drop_tips", channels=[0])
+        into = [f"plate_1:{well}" for well in wells]
+        buffered = [
+            (s, w, WELL_UL - INDICATOR_UL) for (s, _, _), w in zip(buffers, into, strict=True)
+        ]
+        call("lh_transfer", **batch(buffered, channels=[0]))
+        dyed = [(INDICATOR, w, INDICATOR_UL) for w in into]
+        call("lh_transfer", **batch(dyed, "reuse", channels=[0]))
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(590), wells=wells)
         values = np.array([od["values"][w] for w in wells])

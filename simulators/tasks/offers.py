@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = [
     "ABSORBANCE",
     "BALANCE",
+    "ENDPOINT",
     "FLUORESCENCE",
     "KINETIC",
     "LIQUID",
@@ -13,23 +14,19 @@ __all__ = [
     "SPECTROMETER",
     "TEMPERATURE",
     "THERMOMETER",
+    "TIPS",
 ]
 
-#: the liquid handler: tips, single moves and batches, plates, the deck
-LIQUID = frozenset(
-    {
-        "lh_get_deck",
-        "lh_pick_up_tips",
-        "lh_drop_tips",
-        "lh_aspirate",
-        "lh_dispense",
-        "lh_mix",
-        "lh_transfer",
-        "lh_move_plate",
-    }
-)
+#: the liquid handler as an experiment uses it: the deck, batches of transfers (tips picked up,
+#: mixed and dropped as the batch says), plates moved
+LIQUID = frozenset({"lh_get_deck", "lh_transfer", "lh_move_plate"})
+#: tips fitted to chosen channels and dropped, for an experiment on the channels themselves (a
+#: batch of transfers with tips "mounted" then pipettes with them)
+TIPS = frozenset({"lh_pick_up_tips", "lh_drop_tips"})
 #: the plate reader's absorbance at a wavelength, and its spectrum
 ABSORBANCE = frozenset({"reader_read_absorbance", "reader_read_absorbance_spectrum"})
+#: absorbance at a wavelength alone, for an experiment whose statement names its wavelengths
+ENDPOINT = frozenset({"reader_read_absorbance"})
 #: absorbance read over time
 KINETIC = frozenset({"reader_read_absorbance_kinetic"})
 FLUORESCENCE = frozenset({"reader_read_fluorescence"})

@@ -28,7 +28,7 @@ from labtools.lab import VIRTUAL_LAB, Lab
 from labtools.session import Anchors, Budget, Session, Submitted, Task
 from labtools.simulators.tasks.offers import ABSORBANCE, LIQUID
 from labtools.simulators.tasks.rubrics import RUBRICS
-from labtools.simulators.tasks.scripting import caller, nm, no_controls_um, ul, with_tip
+from labtools.simulators.tasks.scripting import batch, caller, nm, no_controls_um
 from labtools.simulators.world import Mixture
 from labtools.tool import Arg, tool
 from labtools.units import Concentration, Range, magnitude, qty
@@ -134,9 +134,7 @@ class StandardCurve(Task):
         """One reading of the neat unknown, unblanked, converted with the literature ε and an
         assumed 1 cm path; a made-up 10 % uncertainty."""
         call = caller(session)
-        call("lh_pick_up_tips", tip_rack="tips_300ul", channels=[0])
-        call("lh_transfer", **with_tip(0, SAMPLE, "plate_1:A1", ul(200)))
-        call("lh_drop_tips", channels=[0])
+        call("lh_transfer", **batch([(SAMPLE, "plate_1:A1", 200)], channels=[0]))
         call("lh_move_plate", plate="plate_1", destination="reader")
         od = call("reader_read_absorbance", plate="plate_1", wavelength=nm(426), wells=["A1"])[
             "values"

@@ -28,8 +28,8 @@ class Journal:
 
     With a ``path`` each event is appended to that file and flushed, and nothing is kept in
     memory. The file is emptied when the journal opens, and rotates by size as
-    :class:`logging.handlers.RotatingFileHandler` does: before an event would take it past
-    ``max_bytes`` (default :data:`MAX_BYTES`), ``calls.jsonl`` becomes ``calls.jsonl.1``,
+    :class:`logging.handlers.RotatingFileHandler` does: before an event would bring it to
+    ``max_bytes`` or past (default :data:`MAX_BYTES`), ``calls.jsonl`` becomes ``calls.jsonl.1``,
     ``.1`` becomes ``.2`` and so on, up to ``backups`` files (default :data:`BACKUPS`; the
     oldest is deleted), so the disk used stays below ``max_bytes × (backups + 1)`` (an event
     larger than ``max_bytes`` has a file to itself). ``max_bytes=0`` or ``backups=0``: one file

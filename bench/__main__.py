@@ -23,6 +23,7 @@ MODULES = (
     "catalogue",
     "rewind",
     "sessions",
+    "openenv",
     "pool",
     "memory",
     "calibration",

@@ -22,6 +22,7 @@ import pytest
 
 from labtools.drivers.pylabrobot import internals, plr
 from labtools.drivers.pylabrobot.plr import (
+    TIP_CAR_480_A00,
     ChannelsDoNotFitError,
     Coordinate,
     LiquidHandler,
@@ -207,6 +208,29 @@ def test_safe_z_check_is_a_callback_that_only_warns(plr_warnings: _Records) -> N
     assert not any("spire" in m for m in plr_warnings.messages), broken(
         "HamiltonDeck._check_safe_z_height", what
     )
+
+
+def test_resources_are_checked_by_identity_with_plrs_refusal() -> None:
+    """``LiquidHandler._assert_resources_exist``: what PLR calls on an operation's tip spots (and
+    wells) to check they are on its deck; by identity, a same-named stranger is refused with
+    PLR's ValueError and the deck's own resource passes."""
+    what = "check_resources_by_identity must replace the check PLR's operations call"
+    deck = STARLetDeck()
+    carrier = TIP_CAR_480_A00(name="carrier")
+    carrier[0] = hamilton_96_tiprack_300uL(name="tips")
+    deck.assign_child_resource(carrier, rails=1)
+    handler = LiquidHandler(backend=LiquidHandlerChatterboxBackend(), deck=deck)
+    internals.check_resources_by_identity(handler)
+    stranger = hamilton_96_tiprack_300uL(name="tips").get_item("A1")
+    ours = deck.get_resource("tips").get_item("A1")
+    handler._assert_resources_exist([ours])
+    with pytest.raises(ValueError, match="is not assigned to the deck"):
+        handler._assert_resources_exist([stranger])
+    asyncio.run(handler.setup())
+    with pytest.raises(ValueError, match="is not assigned to the deck"):
+        asyncio.run(handler.pick_up_tips([stranger]))
+    asyncio.run(handler.pick_up_tips([ours]))
+    assert handler.head[0].has_tip, broken("LiquidHandler._assert_resources_exist", what)
 
 
 def test_md_cutoff_filter_maps_emission_to_a_filter_index() -> None:

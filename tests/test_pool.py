@@ -107,6 +107,18 @@ def test_ray_actors_equal_the_one_process_run(ray_instance, work, expected) -> N
     assert ray_instance.is_initialized()
 
 
+def test_ray_actors_take_episodes_in_chunks_and_give_them_back_in_order(
+    ray_instance, work, expected
+) -> None:
+    """Three episodes a round trip, the last chunk short: the same results, in order."""
+    with pytest.raises(ValueError, match="1 episode or more"):
+        RayBackend(2, chunk=0)
+    backend = RayBackend(2, chunk=3)
+    with EpisodePool(backend) as pool:
+        _check(pool.run(work), work, expected)
+        assert sum(backend.built()) == 2 and len(work) % 3
+
+
 #: 50 seeds of two tasks, interleaved: each actor keeps a session per task (keep=2) whichever
 #: episodes Ray gives it
 WIDE_TASKS = ("dye_quantification", "dye_stability")

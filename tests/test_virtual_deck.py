@@ -68,10 +68,17 @@ def test_copies_are_independent_of_each_other_and_of_the_template() -> None:
     well = first.deck.get_resource("reservoir").get_item("A3")
     assert well.tracker.volume == 12000
     assert second.deck.get_resource("reservoir").get_item("A3").tracker.volume == 0
-    assert _template().get_resource("reservoir").get_item("A3").tracker.volume == 0
+    assert _template().copy().get_resource("reservoir").get_item("A3").tracker.volume == 0
     first.deck.get_resource("tips_300ul").get_item(0).tracker.remove_tip(commit=True)
     assert second.deck.get_resource("tips_300ul").get_item(0).has_tip()
     assert first.deck is not second.deck
+    # every resource and tracker is a copy of its own; only PLR's volume ↔ height functions
+    # (immutable closures) are shared, as copy.deepcopy shares functions
+    ours = {id(r) for r in first.deck.get_all_resources()}
+    assert not ours & {id(r) for r in second.deck.get_all_resources()}
+    twin = second.deck.get_resource("reservoir").get_item("A3")
+    assert well.tracker is not twin.tracker and well.tracker._callback.__self__ is well
+    assert well.compute_height_from_volume(5000) == twin.compute_height_from_volume(5000)
 
 
 def test_stocks_are_believed_at_their_labelled_volumes() -> None:
@@ -129,7 +136,7 @@ def test_adapter_and_world_name_every_container_alike() -> None:
 def test_a_plate_may_start_in_the_reader() -> None:
     vd = virtual_deck(World(0), PlateReaderChatterboxBackend(), in_reader="plate_2")
     assert [c.name for c in vd.reader.children] == ["plate_2"]
-    assert _template().get_resource("plate_2").parent.name != "reader"  # the template is intact
+    assert _template().copy().get_resource("plate_2").parent.name != "reader"  # template intact
     fresh = virtual_deck(World(0), PlateReaderChatterboxBackend())
     assert fresh.reader.children == []
 

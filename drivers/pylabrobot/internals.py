@@ -17,6 +17,7 @@ __all__ = [
     "arm_pickups",
     "attach_to_parent",
     "channel_spread_offsets",
+    "check_resources_by_identity",
     "deck_index",
     "detach_from_parent",
     "item_identifiers",
@@ -113,6 +114,21 @@ def attach_to_parent(child: Any, parent: Any) -> None:
     child.register_did_assign_resource_callback(did_assign)
     child.register_will_unassign_resource_callback(will_unassign)
     child.register_did_unassign_resource_callback(did_unassign)
+
+
+def check_resources_by_identity(liquid_handler: Any) -> None:
+    """Make a PLR ``LiquidHandler`` check that the tip spots and wells of an operation are on
+    its deck by identity (``_assert_resources_exist``, which compares each with the deck's
+    resource of its name by ``Resource.__eq__``: absolute sizes through rotations and the whole
+    subtree, a tenth of a millisecond per tip spot). The deck's own objects pass, as before; a
+    resource of the same name that is not the deck's is refused with PLR's own message."""
+
+    def assert_resources_exist(resources: Sequence[Any]) -> None:
+        for resource in resources:
+            if liquid_handler.deck.get_resource(resource.name) is not resource:
+                raise ValueError(f"Resource {resource} is not assigned to the deck.")
+
+    liquid_handler._assert_resources_exist = assert_resources_exist
 
 
 def skip_safe_z_check(deck: Any) -> None:

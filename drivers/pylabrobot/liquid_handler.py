@@ -35,6 +35,7 @@ from labtools.drivers.pylabrobot.checks import check_tip_range, in_unit
 from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
+from labtools.drivers.pylabrobot.internals import check_resources_by_identity
 from labtools.drivers.pylabrobot.multichannel import Item, Step
 from labtools.drivers.pylabrobot.plate_moves import light_rotations
 from labtools.drivers.pylabrobot.plr import (
@@ -138,6 +139,7 @@ class PLRLiquidHandler(LiquidHandler):
             channels=_channel_count(channels, backend), tip_types=tuple(self._types.values())
         )
         self.plr = PLRFrontEnd(backend=backend, deck=deck)
+        check_resources_by_identity(self.plr)
         self.view = DeckView(deck)
         self._dead: dict[int, float] = {}
         self._rack_types: dict[int, TipType | None] = {}  # id(rack) → its tips' type

@@ -31,6 +31,7 @@ from labtools.errors import MissingExtra, install_hint
 from labtools.result import ToolResult
 from labtools.session.openenv_manifest import DEFAULT_TASK, identity
 from labtools.session.session import Secret, Session, fresh_seed
+from labtools.session.shelf import SHELF
 from labtools.session.splits import (
     SPLITS,
     MissingSecret,
@@ -348,7 +349,10 @@ def app(
     WebSocket connections at once, each with its own session (one more is refused with
     ``CAPACITY_REACHED``). Serve it with ``uvicorn.run(app(...), port=8000)``; drive it with
     OpenEnv's ``MCPToolClient`` or ``GenericEnvClient``. Only ``/ws`` keeps an episode:
-    OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request.
+    OpenEnv's HTTP ``/reset`` and ``/step`` build an environment per request. A closed
+    connection's lab waits on the shelf (:mod:`labtools.session.shelf`, with room for
+    ``max_sessions``) for the next connection, which then costs about a rewind. On loopback or
+    a LAN, ``uvicorn.run(..., ws_per_message_deflate=False)`` saves compressing every message.
 
     The Task API's routes are OpenEnv's, under ``/labtools/`` (``/labtools/splits``,
     ``/labtools/num_tasks``, ...); an unknown split, a range too long or a test split without
@@ -362,6 +366,7 @@ def app(
     )
     for refusal in (UnknownSplit, TaskRangeTooLong, MissingSecret):
         application.add_exception_handler(refusal, _bad_request)
+    SHELF.reserve(max_sessions)  # a closed connection's lab waits for the next connection
     application.add_middleware(_QuietDisconnect)
     return application
 

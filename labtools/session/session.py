@@ -19,6 +19,7 @@ from labtools.session.budget import Usage
 from labtools.session.process import Rubric, analyse
 from labtools.session.registry import load_task
 from labtools.session.reward import Reward
+from labtools.session.shelf import SHELF, Shelved
 from labtools.session.task import Task
 
 __all__ = ["SEED_BITS", "Session", "fresh_seed"]
@@ -64,7 +65,8 @@ class Session:
         #: names the secret in journals without telling it (a replay checks it)
         self.secret_id = _secret_id(self._secret)
         self._journal_dir = Path(journal_dir) if journal_dir is not None else None
-        self._open(load_task(task))
+        self._closed = False
+        self._open(task)
         self.episode_id: str | None = None
         self.seed: int | None = None
         self.usage = Usage()
@@ -73,17 +75,32 @@ class Session:
         self.truncated = False
         self._stocks: set[str] = set()
 
-    def _open(self, task: Task, seed: int = 0) -> None:
-        """Build the task's lab; episodes rewind it to this checkpoint, or, for a lab whose
-        instruments cannot take snapshots, rebuild it."""
-        self.task = task
-        self.lab = task.build_lab(seed, self.profile)
-        self.lab.add_instrument(task)
+    def _open(self, task: str | Task, seed: int = 0) -> None:
+        """Take the task's lab from the shelf (:mod:`labtools.session.shelf`: a closed session's,
+        rewound to seed 0) or build it; episodes rewind it to its checkpoint, or, for a lab
+        whose instruments cannot take snapshots, rebuild it."""
+        #: the shelf's key for this session's lab (``None``: never shelved)
+        self._shelf_key = task if isinstance(task, str) and self.profile is None else None
         self._stocks = set()
+        self._pristine: dict[str, Any] | None
+        shelved = SHELF.take(self._shelf_key) if self._shelf_key is not None else None
+        if shelved is not None:
+            self.task, self.lab, self._pristine = shelved.task, shelved.lab, shelved.pristine
+            return
+        self.task = load_task(task)
+        self.lab = self.task.build_lab(seed, self.profile)
+        self.lab.add_instrument(self.task)
         try:
-            self._pristine: dict[str, Any] | None = self.lab.checkpoint()
+            self._pristine = self.lab.checkpoint()
         except NotSupported:
             self._pristine = None
+
+    def _release(self) -> None:
+        """Shelve the lab for the next session of its task, or close it."""
+        if self._shelf_key is not None and self._pristine is not None:
+            SHELF.put(self._shelf_key, Shelved(self.lab, self.task, self._pristine))
+        else:
+            self.lab.close()
 
     # -- the trainer's side --------------------------------------------------------------------
     def reset(
@@ -92,11 +109,13 @@ class Session:
         """Start an episode; returns the observation: statement, tool names, budget. ``task``
         switches task, ``secret`` the secret this and later episodes draw their worlds with (a
         split's: :func:`labtools.session.splits.split_secret`)."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
         _check_seed(seed)  # both checked before anything changes
         key = _secret_bytes(secret) if secret is not None else self._secret
         if task is not None and load_task(task).id != self.task.id:
-            self.lab.close()
-            self._open(load_task(task))
+            self._release()
+            self._open(task)
         self._secret, self.secret_id = key, _secret_id(key)
         world_seed = self.world_seed(seed)
         self.seed = seed
@@ -266,7 +285,12 @@ class Session:
         }
 
     def close(self) -> None:
-        self.lab.close()
+        """End the session: its lab goes on the shelf (or is closed), and it takes no calls."""
+        if self._closed:
+            return
+        self._closed = True
+        self.episode_id = None
+        self._release()
 
     def __enter__(self) -> Session:
         return self

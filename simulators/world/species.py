@@ -72,21 +72,20 @@ class Form:
         peak_nm = 1e7 / window[int(np.argmax(shape))]
         if abs(peak_nm - lam) > 3.0:
             raise ValueError(f"{where}: bands peak at {peak_nm:.1f} nm, not {lam:g}")
+        return cls._scaled(lam, epsilon, bands)
+
+    @classmethod
+    def _scaled(cls, lam: float, epsilon: float, bands: tuple[Band, ...]) -> Form:
+        """The form whose band sum, scaled, is 1 at ``lam`` (ε is quoted there)."""
         at_peak = float(sum(b.shape(np.array(1e7 / lam)) for b in bands))
         return cls(lam, epsilon, bands, 1.0 / at_peak)
 
     def varied(self, factor: float, shift_nm: float) -> Form:
         """This form with its ε × ``factor`` and every band ``shift_nm`` (nm) further to the red:
-        another batch of the same dye."""
-        raw = {
-            "lambda_max_nm": self.lambda_max_nm + shift_nm,
-            "epsilon": self.epsilon * factor,
-            "bands": [
-                {"center_nm": b.center_nm + shift_nm, "fwhm_cm1": b.fwhm_cm1, "weight": b.weight}
-                for b in self.bands
-            ],
-        }
-        return Form.build(raw, 1.0, "batch")
+        another batch of the same dye (its peak checked once, in the library's :meth:`build`: a
+        batch is drawn for every species of every world)."""
+        bands = tuple(dataclasses.replace(b, center_nm=b.center_nm + shift_nm) for b in self.bands)
+        return Form._scaled(self.lambda_max_nm + shift_nm, self.epsilon * factor, bands)
 
     def absorptivity(self, nm: np.ndarray) -> np.ndarray:
         """ε(λ) in M⁻¹ cm⁻¹ at the wavelengths ``nm``."""

@@ -180,3 +180,37 @@ def test_32_concurrent_episodes_each_equal_its_seed_run_alone() -> None:
     for seed, (results, last) in enumerate(played):
         assert results == [r.to_dict() for r in alone[seed].results], seed
         assert last.done and last.reward == alone[seed].reward.total, seed
+
+
+def test_a_warm_app_puts_its_labs_on_the_shelf_for_the_first_connections() -> None:
+    """``app(warm=n)`` builds ``n`` labs in the background and shelves them (logging when it
+    has): the next sessions of its task take them instead of building."""
+    import logging
+    import threading
+
+    from labtools.session.openenv import app
+    from labtools.session.shelf import SHELF
+
+    SHELF.clear()
+    shelved = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "built and shelved" in record.getMessage():
+                shelved.set()
+
+    logger = logging.getLogger("labtools.session.openenv")
+    handler, level = Seen(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        app(TASK, secret=SECRET, max_sessions=2, warm=3)
+        assert shelved.wait(PATIENCE_S)
+        assert len(SHELF) == 3 and SHELF.capacity >= 3
+        with Session(TASK, secret=SECRET) as session:
+            assert len(SHELF) == 2 and session.reset(0)["tools"]
+        assert len(SHELF) == 3
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        SHELF.clear()

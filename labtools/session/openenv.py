@@ -22,6 +22,7 @@ import contextlib
 import logging
 import secrets
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -199,6 +200,19 @@ class LabEnvironment(Environment):
             metadata=self._metadata(),
         )
 
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        *,
+        task: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+    ) -> LabResetObservation:
+        """:meth:`reset` on the server's event loop, as :meth:`step_async` steps: a rewind
+        takes milliseconds, and a new connection's lab comes from the shelf or is built."""
+        return self.reset(seed, episode_id, task=task, split=split, index=index)
+
     def _split_secret(self, split: str) -> Secret:
         """``train``: the server's secret (one per run, never published); otherwise
         :func:`~labtools.session.splits.split_secret`'s, the test splits' from
@@ -266,6 +280,18 @@ class LabEnvironment(Environment):
             raise TypeError(f"an action is a ListToolsAction or a CallToolAction, not {action!r}")
         ended = self.session.done
         result = self.session.call_tool(action.tool_name, action.arguments)
+        return self._observe(action.tool_name, result, ended)
+
+    async def step_async(
+        self, action: Any, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
+        """:meth:`step`, a tool call awaited on the server's own event loop (OpenEnv runs a
+        synchronous step on a worker thread; with many connections the threads' turns at the
+        interpreter cost more than the call)."""
+        if not isinstance(action, CallToolAction):
+            return self.step(action, timeout_s, **kwargs)
+        ended = self.session.done
+        result = await self.session.acall_tool(action.tool_name, action.arguments)
         return self._observe(action.tool_name, result, ended)
 
     @property
@@ -344,6 +370,7 @@ def app(
     secret: Secret | None = None,
     test_secret: Secret | None = None,
     max_sessions: int = 8,
+    warm: int = 0,
 ) -> Any:
     """OpenEnv's FastAPI app (``create_fastapi_app``) over ``task``: up to ``max_sessions``
     WebSocket connections at once, each with its own session (one more is refused with
@@ -353,6 +380,9 @@ def app(
     connection's lab waits on the shelf (:mod:`labtools.session.shelf`, with room for
     ``max_sessions``) for the next connection, which then costs about a rewind. On loopback or
     a LAN, ``uvicorn.run(..., ws_per_message_deflate=False)`` saves compressing every message.
+    ``warm``: labs of ``task`` built in a background thread from the start, waiting on the shelf
+    for the first connections (about 20 ms and 3 MB each), so a burst of connections at the
+    start of a run does not wait for builds.
 
     The Task API's routes are OpenEnv's, under ``/labtools/`` (``/labtools/splits``,
     ``/labtools/num_tasks``, ...); an unknown split, a range too long or a test split without
@@ -366,9 +396,20 @@ def app(
     )
     for refusal in (UnknownSplit, TaskRangeTooLong, MissingSecret):
         application.add_exception_handler(refusal, _bad_request)
-    SHELF.reserve(max_sessions)  # a closed connection's lab waits for the next connection
+    SHELF.reserve(max(max_sessions, warm))  # a closed connection's lab waits for the next one
+    if warm > 0:
+        threading.Thread(target=_warm, args=(task, warm), daemon=True, name="warm").start()
     application.add_middleware(_QuietDisconnect)
     return application
+
+
+def _warm(task: str, count: int) -> None:
+    """``count`` labs of ``task`` on the shelf: built together, then closed (a session takes a
+    shelved lab if there is one, so each is closed only once all are built)."""
+    built = [Session(task) for _ in range(count)]
+    for session in built:
+        session.close()
+    log.info("%d labs of %s built and shelved", count, task)
 
 
 async def _bad_request(request: Any, exc: Exception) -> JSONResponse:

@@ -8,8 +8,10 @@ confirmation, tasks) is the ratio, goal ≤ 1.2×. The echo anchors (a fixed res
 interleaved rounds, so load on the machine falls on all of them alike.
 
 Also the time from spawning to the first ``tools/list`` answer: ``labtools serve`` answers from
-the catalogue it cached on an earlier run while the lab is built (goal ≤ 1.2× the bare
-server's); without the cache, and to the first tool call answered, for comparison.
+the catalogue it cached on an earlier run and builds the lab after (goal ≤ 1.2× the bare
+server's), warm and cold (cold: no compiled bytecode, as after an install — both interpreters
+look for it under an empty ``PYTHONPYCACHEPREFIX`` and write none); without the cache, and to
+the first tool call answered, for comparison.
 """
 
 from __future__ import annotations
@@ -185,9 +187,15 @@ async def _main() -> None:
         )
     )
     runs = few(7, 1)
+    cold = {"PYTHONPYCACHEPREFIX": tempfile.mkdtemp(), "PYTHONDONTWRITEBYTECODE": "1"}
     spawns = await _spawns_ms(
         {
             "bare": (_stdio("-m", "bench.mcp_bare"), "noop"),
+            "bare cold": (_stdio("-m", "bench.mcp_bare", **cold), "noop"),
+            "cached cold": (
+                _stdio("-m", "labtools", "serve", LABTOOLS_CACHE_DIR=cache, **cold),
+                TOOL,
+            ),
             "bare lab": (_stdio("-m", "bench.mcp_bare", "--virtual"), TOOL),
             "cached": (_stdio("-m", "labtools", "serve", LABTOOLS_CACHE_DIR=cache), TOOL),
             "uncached": (_stdio("-m", "labtools", "serve", LABTOOLS_CACHE_DIR="off"), TOOL),
@@ -211,10 +219,21 @@ async def _main() -> None:
     cached, cached_call = spawns["cached"]
     print(
         row(
-            "labtools serve, catalogue cached (lab built meanwhile)",
+            "labtools serve, catalogue cached (lab built after)",
             cached,
             "ms",
             note=_ratio(cached, bare) + f"; first call {cached_call:.0f} ms",
+        )
+    )
+    bare_cold, bare_cold_call = spawns["bare cold"]
+    print(row("bare SDK server, cold", bare_cold, "ms", note=f"first call {bare_cold_call:.0f} ms"))
+    cold_list, cold_call = spawns["cached cold"]
+    print(
+        row(
+            "labtools serve, catalogue cached, cold",
+            cold_list,
+            "ms",
+            note=_ratio(cold_list, bare_cold) + f"; first call {cold_call:.0f} ms",
         )
     )
     uncached, uncached_call = spawns["uncached"]

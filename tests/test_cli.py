@@ -149,3 +149,36 @@ def test_export_from_the_command_line_equals_the_python_export(tmp_path) -> None
     assert config == packaged.read_text("utf-8")
     described = json.loads((exported.path / "lab.json").read_text("utf-8"))
     assert described["config"] == "virtual_lab.toml" and described["overrides"] == {"seed": 5}
+
+
+_IMPORTED = """
+import contextlib, json, sys
+from labtools.cli import main
+with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):
+    main({argv!r})
+print(json.dumps([m for m in {heavy!r} if m in sys.modules]))
+"""
+#: modules a command imports only if it needs them: the sessions (``eval``'s parser) and the
+#: simulators' plug-in commands
+HEAVY = (
+    "labtools.session.evaluate",
+    "labtools.simulators.commands",
+    "labtools.simulators.fidelity.command",
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "imported"),
+    [
+        (["serve", "--help"], []),
+        (["profile", "--help"], ["labtools.session.evaluate", "labtools.simulators.commands"]),
+        (["--help"], list(HEAVY)),
+    ],
+)
+def test_a_command_imports_what_it_needs(argv: list[str], imported: list[str]) -> None:
+    """``labtools serve``, which an MCP host spawns and waits for, registers the built-in
+    commands only up to its own and no plug-in; a plug-in's command registers the built-ins and
+    loads that plug-in alone; the help lists every command, so it loads them all."""
+    from fresh_process import python_json
+
+    assert python_json(_IMPORTED.format(argv=argv, heavy=HEAVY)) == imported

@@ -233,3 +233,33 @@ def test_the_server_answers_before_importing_the_lab() -> None:
         " ('pint', 'numpy', 'pylabrobot') or m in ('labtools.lab', 'labtools.spec'))))\n"
     )
     assert heavy == []
+
+
+def test_a_deferred_build_begins_at_the_first_answer_or_request_and_only_once() -> None:
+    """``LabSlot.building(deferred=True)``: nothing is built until :meth:`start` (the server's
+    first ``tools/list`` answer) or the first :meth:`get`; both begin it once; a slot closed
+    before it began builds nothing."""
+    import threading
+
+    from labtools.server.slot import LabSlot
+
+    calls: list[int] = []
+    built = threading.Event()
+
+    def build() -> Any:
+        calls.append(1)
+        built.set()
+        return object()
+
+    never = LabSlot.building(build, deferred=True)
+    never.close()
+    slot = LabSlot.building(build, deferred=True)
+    assert not built.is_set() and calls == []
+    slot.start()
+    slot.start()
+    assert built.wait(60)
+    lab = anyio.run(slot.get)
+    assert calls == [1] and lab is anyio.run(slot.get)
+    asked = LabSlot.building(build, deferred=True)
+    anyio.run(asked.get)
+    assert calls == [1, 1]

@@ -30,10 +30,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="log to stderr; 'io' shows what goes over the wire (firmware strings, OBP frames)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # modules in turn until one has the command (registering ``eval`` imports the sessions,
+    # a plug-in the simulators: ``labtools serve``, which a host spawns, needs neither)
+    command = _command(sys.argv[1:] if argv is None else argv)
     for module in COMMANDS:
         module.register(sub)
-    for register in _plugin_commands():
-        register(sub)
+        if command in sub.choices:
+            break
+    else:  # a plug-in's command, or none (the help lists them all)
+        for register in _plugin_commands(command):
+            register(sub)
     args = parser.parse_args(argv)
     if args.log_level:
         log_to_stderr(args.log_level)
@@ -49,13 +55,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return SIGPIPE_STATUS
 
 
-def _plugin_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word after the options), if any."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _plugin_commands(name: str | None = None) -> list[Callable[[argparse._SubParsersAction], None]]:
     """The ``register`` functions of the ``labtools.commands`` entry points (the simulators'
-    ``profile``, ``calibrate``, ...): plug-ins add subcommands without the core importing them."""
+    ``profile``, ``calibrate``, ...): plug-ins add subcommands without the core importing them.
+    ``name``: only the plug-in of that command, if one has it (importing a plug-in can take
+    most of a second: ``labtools serve`` imports none)."""
     from importlib.metadata import entry_points
 
     found = []
-    for entry in sorted(entry_points(group=COMMAND_GROUP), key=_name):
+    entries = sorted(entry_points(group=COMMAND_GROUP), key=_name)
+    if any(entry.name == name for entry in entries):
+        entries = [entry for entry in entries if entry.name == name]
+    for entry in entries:
         try:
             found.append(entry.load())
         except Exception as exc:  # a broken plug-in loses its command, not the others

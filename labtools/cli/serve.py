@@ -72,9 +72,11 @@ def _serve(args: argparse.Namespace) -> int:
         catalogue = Catalogue(listing(lab, read_only=args.read_only))
         cache.store(key, catalogue.tools)
         slot = LabSlot.ready(lab)
-    else:  # answer from the cached catalogue while the lab is built
+    else:  # answer from the cached catalogue, then build the lab
         catalogue = Catalogue(cached, may_change=True)
-        slot = LabSlot.building(lambda: open_lab(args, journal=journal, shadow=args.shadow))
+        slot = LabSlot.building(
+            lambda: open_lab(args, journal=journal, shadow=args.shadow), deferred=True
+        )
 
         def check(lab: ToolHost) -> None:
             tools = listing(lab, read_only=args.read_only)

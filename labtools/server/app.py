@@ -71,7 +71,9 @@ def serve_slot(slot: LabSlot, catalogue: Catalogue, *, name: str = "labtools") -
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=catalogue.listed(ctx))
+        listed = types.ListToolsResult(tools=catalogue.listed(ctx))
+        slot.start()  # a lab whose build waited for the first answer
+        return listed
 
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams

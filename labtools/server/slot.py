@@ -1,7 +1,8 @@
 """The lab a server serves: ready, or still being built on a thread while the server answers.
 
-``labtools serve`` answers ``initialize`` and ``tools/list`` from a cached catalogue while the
-lab is built (imports, configuration, instruments); every request that needs the lab waits for
+``labtools serve`` answers ``initialize`` and ``tools/list`` from a cached catalogue, and builds
+the lab (imports, configuration, instruments) from its first ``tools/list`` answer or the first
+request that needs the lab, whichever comes first; every request that needs the lab waits for
 it. A lab that cannot be built fails those requests with the reason, and the server stays up.
 """
 
@@ -24,8 +25,10 @@ log = logging.getLogger(__name__)
 class LabSlot:
     """A :class:`~labtools.host.ToolHost` now (:meth:`ready`) or later (:meth:`building`)."""
 
-    def __init__(self, future: Future[ToolHost]) -> None:
+    def __init__(self, future: Future[ToolHost], begin: Callable[[], None] | None = None) -> None:
         self._future = future
+        self._begin = begin
+        self._begun = threading.Lock()
 
     @classmethod
     def ready(cls, lab: ToolHost) -> LabSlot:
@@ -34,8 +37,11 @@ class LabSlot:
         return cls(future)
 
     @classmethod
-    def building(cls, build: Callable[[], ToolHost]) -> LabSlot:
-        """Run ``build`` on a daemon thread; the slot holds its lab, or the error it raised."""
+    def building(cls, build: Callable[[], ToolHost], *, deferred: bool = False) -> LabSlot:
+        """Run ``build`` on a daemon thread; the slot holds its lab, or the error it raised.
+        ``deferred``: only from :meth:`start` (or the first :meth:`get`), so that a server
+        answering ``tools/list`` from a cached catalogue does not share the interpreter with
+        the build while it starts."""
         future: Future[ToolHost] = Future()
 
         def run() -> None:
@@ -45,8 +51,20 @@ class LabSlot:
                 log.error("the lab could not be built: %s", exc)
                 future.set_exception(exc)
 
-        threading.Thread(target=run, daemon=True, name="labtools-build").start()
-        return cls(future)
+        def begin() -> None:
+            threading.Thread(target=run, daemon=True, name="labtools-build").start()
+
+        slot = cls(future, begin)
+        if not deferred:
+            slot.start()
+        return slot
+
+    def start(self) -> None:
+        """Begin a deferred build (once; a slot that is ready or building already ignores it)."""
+        with self._begun:
+            begin, self._begin = self._begin, None
+        if begin is not None:
+            begin()
 
     def on_ready(self, callback: Callable[[ToolHost], None]) -> None:
         """Call ``callback(lab)`` once the lab is built (at once if it is; on the builder's
@@ -60,6 +78,7 @@ class LabSlot:
 
     async def get(self) -> ToolHost:
         """The lab, once built; :class:`~labtools.errors.InstrumentError` if it could not be."""
+        self.start()
         if not self._future.done():
             await asyncio.wait([asyncio.wrap_future(self._future)])  # returns, never raises
         error = self._future.exception()
@@ -72,7 +91,10 @@ class LabSlot:
         return self._future.result()
 
     def close(self) -> None:
-        """Close the lab, waiting for a build still under way."""
+        """Close the lab, waiting for a build still under way (none that never began)."""
+        with self._begun:
+            if self._begin is not None:
+                return
         try:
             lab = self._future.result()
         except BaseException:

@@ -13,6 +13,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from labtools.collector import paused
 from labtools.config import ConfigError, load_config, packaged
 from labtools.errors import (
     InstrumentError,
@@ -120,7 +121,8 @@ class Lab:
         ``shadow``: also build the lab's simulated twin, and run every call that moves anything
         on it first; a call the twin refuses never reaches the instrument
         (:mod:`labtools.shadow`)."""
-        config = load_config(path, **overrides)
+        with paused():  # the instruments, the deck, the world: a burst of objects
+            config = load_config(path, **overrides)
         try:
             lab = cls(
                 config.instruments,

@@ -2,8 +2,8 @@
 
 Every object closed (``additionalProperties: false``) with all its properties required; ``$ref``
 inlined; no unions; no ``title`` or ``default``, nor an item's description under a described
-list; numeric, length, pattern and format keywords moved
-into the description (the server enforces them); names match :data:`NAME_PATTERN`.
+list; numeric, length, pattern and format keywords moved into the description (the server
+enforces them); names match :data:`NAME_PATTERN`.
 """
 
 from __future__ import annotations

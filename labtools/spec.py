@@ -305,7 +305,7 @@ def build_spec(instrument: Any, decl: ToolDecl) -> ToolSpec:
         output_schema = portable(
             TypeAdapter(returns).json_schema(mode="serialization"), output=True
         )
-    description = prose(decl.function.__doc__ or "")
+    description = _prose(decl.function.__doc__ or "")
     if not description:
         raise SchemaProfileError(f"tool {name!r} has no description (docstring)")
     validator = fastjsonschema.compile(input_schema, detailed_exceptions=False)
@@ -323,9 +323,9 @@ def build_spec(instrument: Any, decl: ToolDecl) -> ToolSpec:
     )
 
 
-def prose(docstring: str) -> str:
-    """A docstring as a model reads it: each paragraph on one line, RST's ````code```` as
-    Markdown's ```code```."""
+def _prose(docstring: str) -> str:
+    """A docstring as a model reads it: each paragraph on one line, RST's double backquotes
+    as Markdown's single ones."""
     paragraphs = inspect.cleandoc(docstring).strip().split("\n\n")
     return "\n".join(" ".join(p.split()) for p in paragraphs).replace("``", "`")
 

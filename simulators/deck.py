@@ -146,9 +146,9 @@ class _Template:
         self._bytes = buffer.getvalue()
 
     def copy(self) -> Deck:
-        """A new deck. The collector is paused while it is made: its 23,000 objects would run
-        collections that walk every other live lab (a fifth of the time with none alive, four
-        times it with many, as in a server)."""
+        """A new deck, the collector paused meanwhile: collections started by its 23,000 new
+        objects would walk every other live lab (with many alive, as in a server, four times the
+        copy's own time)."""
         with paused():
             deck: Deck = _Unpickler(io.BytesIO(self._bytes), self._shared).load()
         return deck

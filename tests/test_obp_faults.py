@@ -23,6 +23,9 @@ from labtools.simulators.spectrometer import OBPEmulator, OBPSocketServer
 from labtools.simulators.world import Mixture, World
 
 TIMEOUT_S = 1.0
+#: the deadline of the calls before a fault is armed: a loaded machine's emulator may take more
+#: than TIMEOUT_S to answer the first (the device's identity, on connecting)
+PATIENCE_S = 60.0
 #: a reply held back this long arrives during the next request (its deadline is 1 s later)
 LATE_S = 1.5
 SPECTRUM = m.GET_RAW_SPECTRUM.message_type
@@ -63,10 +66,11 @@ def rig() -> Iterator[Rig]:
     emulator = OBPEmulator(world, "FLAME-S")
     tap = Tap(emulator)
     with OBPSocketServer(emulator) as server, OBPProxy(server.port) as proxy:
-        spec = OBPSpectrometer("spec", proxy.url, timeout=TIMEOUT_S)
+        spec = OBPSpectrometer("spec", proxy.url, timeout=PATIENCE_S)
         lab = Lab([spec])
         try:
             assert lab.call("spec_set_integration_time", _ms(20)).ok
+            spec._timeout = spec._need_link().timeout = TIMEOUT_S  # the faults' deadlines
             yield Rig(lab, spec, emulator, tap, proxy)
         finally:
             lab.close()
@@ -214,7 +218,7 @@ def test_checksums_are_on_by_default_so_a_flipped_payload_byte_is_an_instrument_
     with OBPSocketServer(emulator) as server, OBPProxy(server.port) as proxy:
         for md5 in (None, False):
             kwargs = {} if md5 is None else {"md5": md5}
-            lab = Lab([OBPSpectrometer("spec", proxy.url, timeout=TIMEOUT_S, **kwargs)])
+            lab = Lab([OBPSpectrometer("spec", proxy.url, timeout=PATIENCE_S, **kwargs)])
             try:
                 assert lab.call("spec_set_integration_time", _ms(20)).ok
                 fault = proxy.arm("flip", SPECTRUM, offset=100)

@@ -2,10 +2,10 @@
 and a live session's memory.
 
 Goals: ≥ 5,000 expert episodes per minute per core on dye quantification and ≥ 1,000 on every
-task; a new session (to its
-first observation) ≤ 20 ms and ≤ 3× a rewind, when a closed session's lab is on the shelf
-(:mod:`labtools.session.shelf`), and also shown when every session builds its lab; ≤ 5 MB per
-live session. One process, one core; episodes rewind one lab (reset + protocol + score).
+task; a new session (to its first observation) ≤ 20 ms and ≤ 3× a rewind, when a closed
+session's lab is on the shelf (:mod:`labtools.session.shelf`), and also shown when every
+session builds its lab; ≤ 5 MB per live session. One process, one core; episodes rewind one
+lab (reset + protocol + score).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from labtools.demo.protocol import Call, batch, one, with_tip
+from labtools.demo.protocol import Call, batch
 from labtools.drivers.pylabrobot.plr import cor_96_wellplate_360uL_Fb
 from labtools.session import Session
 from labtools.simulators.plate_reading.layout import PlateLayout, build_layout
@@ -27,13 +27,11 @@ __all__ = [
     "nominal_layout",
     "nominal_path_cm",
     "nominal_plate_od",
-    "one",
     "one_reading",
     "short_of_path",
     "site_of",
     "ul",
     "water_band",
-    "with_tip",
 ]
 
 #: water's near-infrared band and its baseline (nm): their difference measures a well's path

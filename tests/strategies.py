@@ -279,6 +279,7 @@ VIRTUAL_LAB_TOOLS = [
     "reader_read_absorbance",
     "reader_read_absorbance_spectrum",
     "reader_read_absorbance_kinetic",
+    "reader_get_data",
     "reader_read_fluorescence",
     "reader_read_luminescence",
     "reader_set_temperature",

@@ -117,7 +117,8 @@ class TestEveryTool:
             assert error.code == "out_of_range" or error.message.endswith("not a finite number")
 
 
-#: the virtual lab's tools that declare integers (channels, cycles, reads, scans, a PMT gain)
+#: the virtual lab's tools that declare integers (channels, cycles, reads, scans, a PMT gain,
+#: a data window)
 INTEGER_TOOLS = [
     "lh_pick_up_tips",
     "lh_drop_tips",
@@ -126,6 +127,7 @@ INTEGER_TOOLS = [
     "lh_transfer",
     "lh_mix",
     "reader_read_absorbance_kinetic",
+    "reader_get_data",
     "reader_read_fluorescence",
     "spec_acquire_dark",
     "spec_acquire_reference",

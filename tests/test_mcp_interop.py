@@ -124,7 +124,7 @@ def test_tools_list_is_portable_and_complete(target: list[str]) -> None:
     code, listed, stderr = inspector(target, "tools/list", "--strict")
     assert code == 0, stderr  # --strict: exit 6 on any schema-portability error
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    assert len(tools) == 27 and {"lh_aspirate", "reader_read_absorbance", "faults_fail"} <= set(
+    assert len(tools) == 28 and {"lh_aspirate", "reader_read_absorbance", "faults_fail"} <= set(
         tools
     )
     assert all(t["inputSchema"]["additionalProperties"] is False for t in tools.values())

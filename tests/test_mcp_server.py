@@ -206,12 +206,12 @@ def test_binding_off_loopback_needs_a_token() -> None:
 
 
 def test_default_virtual_lab_over_stdio() -> None:
-    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 26 tools."""
+    """What an MCP host gets from a bare `labtools serve`: the virtual lab's 27 tools."""
 
     async def main() -> None:
         async with Client(stdio_server(lab="virtual")) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert len(names) == 26 and "spec_measure_absorbance" in names
+            assert len(names) == 27 and "spec_measure_absorbance" in names
             before = await state_of(client)
             bad = await client.call_tool(
                 "lh_aspirate",
@@ -274,6 +274,7 @@ def test_read_only_serves_only_what_changes_nothing() -> None:
         "lh_get_deck",
         "reader_read_absorbance",
         "reader_read_absorbance_spectrum",
+        "reader_get_data",
         "reader_read_fluorescence",
         "reader_read_luminescence",
         "reader_get_temperature",

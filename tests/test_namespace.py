@@ -45,7 +45,7 @@ def test_virtual_lab_and_config_load_beside_the_users_own_packages(tmp_path: Pat
     )
     out = python_json(code, cwd=cwd)
     assert out["first"] == "", "the user's directory was not first on sys.path"
-    assert len(out["tools"]) == 26 and out["loaded"] == out["tools"] and out["ok"] is True
+    assert len(out["tools"]) == 27 and out["loaded"] == out["tools"] and out["ok"] is True
     assert Path(out["drivers"]).parent != cwd / "drivers"
 
 
@@ -58,7 +58,7 @@ def test_labtools_serve_beside_the_users_own_packages(tmp_path: Path) -> None:
     async def main() -> None:
         async with Client(stdio_client(params)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert len(names) == 26 and "spec_measure_absorbance" in names
+            assert len(names) == 27 and "spec_measure_absorbance" in names
             result = await client.call_tool("lh_get_deck", {})
             assert not result.is_error
 

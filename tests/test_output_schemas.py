@@ -96,6 +96,9 @@ def test_every_result_of_a_whole_experiment_matches_its_output_schema() -> None:
         newest = lab.instruments["spec"].data.handles()[-1]
         window = {"start": {"value": 500, "unit": NM}, "stop": {"value": 520, "unit": NM}}
         assert lab.call("spec_get_data", {"data": newest, **window}).ok
+        kept = lab.instruments["reader"].data.handles()[-1]
+        window = {"data": kept, "wells": [], "first": 0, "points": 1}
+        assert lab.call("reader_get_data", window).ok
         events = lab.journal.events()
         seen = set()
         for event in events:

@@ -305,10 +305,10 @@ class LiquidHandler(Instrument):
             ),
         ] = _NO_VOLUME,  # type: ignore[assignment]  # JSON form, as Python callers may give it
     ) -> TransferDone:
-        """Transfer liquid in a batch, the channels working in parallel rounds. The batch is
-        checked first against the believed volumes, capacities and tips: one that would fail
-        anywhere is refused, naming the transfer, and nothing moves. The result gives totals,
-        and notes where a transfer deviates (trips, a well left below its dead volume)."""
+        """Transfer liquid in a batch, channels working in parallel rounds. The whole batch is
+        checked first (believed volumes, capacities, tips): one that would fail anywhere is
+        refused, naming the transfer, and nothing moves. The result gives totals and notes
+        (trips, a well left below its dead volume)."""
 
     @tool(destructive=True)
     @abstractmethod

@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
-import pint
-
 from labtools.errors import NotSupported, OutOfRange, UnknownResource, brief
 from labtools.instrument import Instrument
 from labtools.instruments.plate_reader_results import (
@@ -29,15 +27,23 @@ from labtools.instruments.plate_reader_results import (
     FluorescenceReading,
     KineticReading,
     LuminescenceReading,
+    ReaderData,
     SpectrumPeak,
     TemperatureReading,
     TemperatureSet,
+)
+from labtools.instruments.plate_reader_values import (
+    echo,
+    od_series,
+    slope_per_minute,
+    split,
+    split_od,
+    window,
 )
 from labtools.tool import Arg, tool
 from labtools.units import (
     Duration,
     Length,
-    QuantityJSON,
     Range,
     Temperature,
     Wavelength,
@@ -119,6 +125,17 @@ class PlateReaderLimits:
     temperature_wait_s: float = 3600.0
 
     @property
+    def data_index(self) -> Range:
+        """Indices of a kept read's points: 0 to the last of the longest spectrum or kinetic
+        read."""
+        return Range(0, max(self.spectrum_points, int(self.kinetic_reads.high)) - 1)
+
+    @property
+    def data_points(self) -> Range:
+        """Points a window of a kept read may ask for."""
+        return Range(1, self.inline_values)
+
+    @property
     def focal_heights(self) -> str:
         """The read heights a fluorescence read takes, as its description states them."""
         return f"Allowed: 0 (the reader's own) or {self.focal_height.describe()}."
@@ -126,8 +143,8 @@ class PlateReaderLimits:
 
 #: the JSON form of 0 mm: ``focal_height``'s default for Python callers (the reader's own)
 _OWN_HEIGHT = {"value": 0, "unit": "millimeter"}
-_PLATE = "Plate in the reader (see lh_move_plate), e.g. 'plate_1'."
-_WELLS = 'Wells, e.g. ["A1", "B1"]; []: the whole plate.'
+_PLATE = "Plate in the reader, e.g. 'plate_1'."
+_WELLS = 'Wells, e.g. ["A1", "B1"]; []: all.'
 
 
 class PlateReader(Instrument):
@@ -148,10 +165,10 @@ class PlateReader(Instrument):
         value, in ``saturated``."""
         chosen = self._choose_wells(plate, wells)
         values = await self._read_absorbance(plate, chosen, magnitude(wavelength, NM))
-        finite, saturated, over = _split_od(values, self.limits.od_max)
+        finite, saturated, over = split_od(values, self.limits.od_max)
         return {
             "plate": plate,
-            "wavelength": _echo(wavelength),
+            "wavelength": echo(wavelength),
             "unit": "OD",
             "values": finite,
             "saturated": saturated,
@@ -188,7 +205,7 @@ class PlateReader(Instrument):
         grid = [round(low + i * by, 6) for i in range(count)]
         chosen = self._choose_wells(plate, wells)
         spectra = await self._read_absorbance_spectrum(plate, chosen, grid)
-        shown, saturated, over = _series(spectra, self.limits.od_max)
+        shown, saturated, over = od_series(spectra, self.limits.od_max)
         peaks: dict[str, SpectrumPeak] = {}
         for well in shown:
             finite = [v if v is not None else -math.inf for v in shown[well]]
@@ -223,18 +240,16 @@ class PlateReader(Instrument):
         ],
         reads: Annotated[int, Arg("Number of reads; the first at once.", within="kinetic_reads")],
     ) -> KineticReading:
-        """Read absorbance (OD) of wells repeatedly at a fixed interval while the plate's
-        reactions go on (also the way to let time pass). ``times``: s from the first read;
-        ``values``: OD per well per read (null where saturated or over range, the wells in
-        ``saturated``, ``over_range``); ``slopes``: each well's least-squares OD/min. Reads
-        slower than the interval follow back to back. Over 600 values come as a data handle,
-        the slopes inline."""
+        """Read absorbance (OD) of wells at a fixed interval while the plate's reactions go on
+        (also the way to let time pass): ``times`` (s from the first read), ``values`` per well
+        per read (null: saturated or over range, the wells in ``saturated``, ``over_range``),
+        ``slopes`` (least-squares OD/min). Over 600 values come as a data handle."""
         chosen = self._choose_wells(plate, wells)
         times, series = await self._read_absorbance_kinetic(
             plate, chosen, magnitude(wavelength, NM), magnitude(interval, "second"), reads
         )
         times = [round(t, 3) for t in times]
-        shown, saturated, over = _series(series, self.limits.od_max)
+        shown, saturated, over = od_series(series, self.limits.od_max)
         handle = self.data.put(
             {
                 "plate": plate,
@@ -246,17 +261,33 @@ class PlateReader(Instrument):
         inline = len(times) * len(chosen) <= self.limits.inline_values
         return {
             "plate": plate,
-            "wavelength": _echo(wavelength),
+            "wavelength": echo(wavelength),
             "unit": "OD",
             "times": times if inline else [],
             "time_unit": "second",
             "values": shown if inline else {},
-            "slopes": {w: _slope_per_minute(times, v) for w, v in shown.items()},
+            "slopes": {w: slope_per_minute(times, v) for w, v in shown.items()},
             "slope_unit": "OD/min",
             "saturated": saturated,
             "over_range": over,
             "data": handle,
         }
+
+    @tool(read_only=True)
+    async def get_data(
+        self,
+        data: Annotated[str, Arg("A read's 'data' handle, e.g. 'reader/3'.")],
+        wells: Annotated[Sequence[str], Arg("Wells of that read; []: all.")],
+        first: Annotated[
+            int, Arg("First point (wavelength or read), from 0.", within="data_index")
+        ],
+        points: Annotated[int, Arg("How many points.", within="data_points")],
+    ) -> ReaderData:
+        """Values of a kept spectrum or kinetic read (a handle past 600 values): wavelengths
+        (nm) or times (s), OD per well (null: unmeasured). At most 600 values a call; the
+        newest 64 reads are kept."""
+        stored = self.data.get(data, field="/data")
+        return window(data, stored, wells, first, points, self.limits.inline_values)
 
     @tool(read_only=True)
     async def read_fluorescence(
@@ -302,11 +333,11 @@ class PlateReader(Instrument):
             )
         chosen = self._choose_wells(plate, wells)
         values = await self._read_fluorescence(plate, chosen, ex, em, gain, height)
-        finite, saturated = _split(values, 1)
+        finite, saturated = split(values, 1)
         return {
             "plate": plate,
-            "excitation_wavelength": _echo(excitation_wavelength),
-            "emission_wavelength": _echo(emission_wavelength),
+            "excitation_wavelength": echo(excitation_wavelength),
+            "emission_wavelength": echo(emission_wavelength),
             "unit": "RFU",
             "values": finite,
             "saturated": saturated,
@@ -321,7 +352,7 @@ class PlateReader(Instrument):
         """Measure luminescence (relative light units, counts per second)."""
         chosen = self._choose_wells(plate, wells)
         values = await self._read_luminescence(plate, chosen)
-        finite, saturated = _split(values, 0)
+        finite, saturated = split(values, 0)
         return {"plate": plate, "unit": "RLU", "values": finite, "saturated": saturated}
 
     @tool(long_running=True)  # waiting for a setpoint holds the reader for minutes
@@ -330,13 +361,12 @@ class PlateReader(Instrument):
         temperature: Annotated[Temperature, Arg("Setpoint.", within="temperature")],
         wait: Annotated[
             bool,
-            Arg("true: return once the chamber holds the setpoint (time passes); false: at once."),
+            Arg("true: return once the setpoint holds (time passes); false: at once."),
         ] = False,
     ) -> TemperatureSet:
-        """Set the reading chamber's incubation temperature (it heats; it cannot cool below
-        the room). The chamber takes minutes, a plate inside minutes more: let a plate sit in
-        the reader (e.g. a kinetic read) before timing a reaction. With ``wait``, returns once
-        the chamber is stable at the setpoint or after an hour (``stable`` false)."""
+        """Set the chamber's incubation temperature (it heats; it cannot cool below the room).
+        The chamber settles in minutes, a plate inside in minutes more. With ``wait``, returns
+        once stable or after an hour (``stable`` false)."""
         celsius = magnitude(temperature, CELSIUS)
         await self._set_temperature(celsius)
         limits = self.limits
@@ -361,15 +391,14 @@ class PlateReader(Instrument):
 
     @tool()
     async def stop_heating(self) -> TemperatureReading:
-        """Switch the chamber's heater off: it and a plate inside cool to the room over
-        minutes. To hold a lower temperature, set it."""
+        """Switch the heater off: the chamber and a plate inside cool to the room over
+        minutes."""
         await self._stop_heating()
         return await self._reading()
 
     @tool(read_only=True)
     async def get_temperature(self) -> TemperatureReading:
-        """Read the reading chamber's current temperature, and its setpoint (null while the
-        heater is off or the setpoint is unknown)."""
+        """The chamber's temperature, and its setpoint (null: heater off or unknown)."""
         return await self._reading()
 
     async def _reading(self) -> TemperatureReading:
@@ -461,56 +490,3 @@ def _no_heater(name: str) -> NotSupported:
         hint="run temperature-sensitive assays on a reader with an incubator, or at room "
         "temperature",
     )
-
-
-def _echo(quantity: pint.Quantity) -> QuantityJSON:
-    """A quantity argument as the caller gave it."""
-    return qty(float(quantity.magnitude), str(quantity.units))
-
-
-def _slope_per_minute(times: list[float], values: list[float | None]) -> float | None:
-    """Least-squares slope (per minute) of the finite values against time (s); ``None`` with
-    fewer than two finite values."""
-    points = [(t, v) for t, v in zip(times, values, strict=True) if v is not None]
-    if len(points) < 2:
-        return None
-    mean_t = sum(t for t, _ in points) / len(points)
-    mean_v = sum(v for _, v in points) / len(points)
-    spread = sum((t - mean_t) ** 2 for t, _ in points)
-    if spread <= 0.0:
-        return None
-    slope = sum((t - mean_t) * (v - mean_v) for t, v in points) / spread
-    return round(60.0 * slope, 6)
-
-
-def _series(
-    values: dict[str, list[float]], od_max: float
-) -> tuple[dict[str, list[float | None]], list[str], list[str]]:
-    """Each well's readings rounded to 0.1 mOD, ``None`` where saturated (``inf``) or over-range
-    (NaN, or above ``od_max``); the wells with any of each."""
-    shown: dict[str, list[float | None]] = {}
-    saturated: list[str] = []
-    over: list[str] = []
-    for well, series in values.items():
-        shown[well] = [round(v, 4) if math.isfinite(v) and v <= od_max else None for v in series]
-        if any(math.isinf(v) for v in series):
-            saturated.append(well)
-        if any(math.isnan(v) or (math.isfinite(v) and v > od_max) for v in series):
-            over.append(well)
-    return shown, saturated, over
-
-
-def _split_od(
-    values: dict[str, float], od_max: float
-) -> tuple[dict[str, float], list[str], list[str]]:
-    """Readings (OD, rounded to 0.1 mOD) apart from saturated (``inf``) and over-range wells
-    (NaN, or above ``od_max``)."""
-    shown, saturated, over = _series({w: [v] for w, v in values.items()}, od_max)
-    return {w: v[0] for w, v in shown.items() if v[0] is not None}, saturated, over
-
-
-def _split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list[str]]:
-    """Finite readings (rounded) apart from wells with none (``inf`` or NaN from the driver:
-    past the detector's range)."""
-    finite = {w: round(v, digits) for w, v in values.items() if math.isfinite(v)}
-    return finite, [w for w, v in values.items() if not math.isfinite(v)]

@@ -12,6 +12,7 @@ __all__ = [
     "FluorescenceReading",
     "KineticReading",
     "LuminescenceReading",
+    "ReaderData",
     "SpectrumPeak",
     "TemperatureReading",
     "TemperatureSet",
@@ -56,6 +57,17 @@ class KineticReading(TypedDict):
     saturated: list[str]
     over_range: list[str]
     data: str
+
+
+class ReaderData(TypedDict):
+    data: str
+    plate: str
+    axis: str
+    axis_values: list[float]
+    axis_unit: str
+    points: int
+    unit: str
+    values: dict[str, list[float | None]]
 
 
 class FluorescenceReading(TypedDict):

@@ -58,7 +58,7 @@ from labtools.simulators.families.levels import Level
 from labtools.simulators.families.parts import HELD_OUT_SPECIES, analyte
 from labtools.simulators.families.task import WASTE, WATER
 from labtools.simulators.tasks.indicator_pka import pka_submission
-from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import caller
 from labtools.simulators.world import SpeciesLibrary
 from labtools.tool import Arg, tool
@@ -180,7 +180,7 @@ class FluorPkaTask(EquilibriumTask):
     """One instance of :class:`FluorPka`: equilibrium's buffers, stock, submission and score; a
     fluorescent probe read by fluorescence."""
 
-    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+    lab_tools = LIQUID | ENDPOINT | FLUORESCENCE
 
     level: ClassVar[FluorPkaLevel]
 

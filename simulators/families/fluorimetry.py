@@ -58,7 +58,7 @@ from labtools.simulators.families.task import (
     WELL_UL,
     log_uniform,
 )
-from labtools.simulators.tasks.offers import ABSORBANCE, FLUORESCENCE, LIQUID
+from labtools.simulators.tasks.offers import ENDPOINT, FLUORESCENCE, LIQUID
 from labtools.simulators.tasks.scripting import batch, caller, nm, nominal_path_cm
 from labtools.simulators.world import Mixture, SpeciesLibrary
 
@@ -83,7 +83,7 @@ class FluorimetryTask(QuantifyTask):
     """One instance of :class:`Fluorimetry` (its class attributes set by
     :meth:`Fluorimetry.build`): quantify's submission and score, a fluorophore in a matrix."""
 
-    lab_tools = LIQUID | ABSORBANCE | FLUORESCENCE
+    lab_tools = LIQUID | ENDPOINT | FLUORESCENCE
 
     rubric = RUBRIC
     level: ClassVar[FluorimetryLevel]

@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = [
     "ABSORBANCE",
     "BALANCE",
+    "DATA",
     "ENDPOINT",
     "FLUORESCENCE",
     "KINETIC",
@@ -23,12 +24,14 @@ LIQUID = frozenset({"lh_get_deck", "lh_transfer", "lh_move_plate"})
 #: tips fitted to chosen channels and dropped, for an experiment on the channels themselves (a
 #: batch of transfers with tips "mounted" then pipettes with them)
 TIPS = frozenset({"lh_pick_up_tips", "lh_drop_tips"})
+#: windows of a kept spectrum or kinetic read, whose values come as a handle past 600
+DATA = frozenset({"reader_get_data"})
 #: the plate reader's absorbance at a wavelength, and its spectrum
-ABSORBANCE = frozenset({"reader_read_absorbance", "reader_read_absorbance_spectrum"})
+ABSORBANCE = frozenset({"reader_read_absorbance", "reader_read_absorbance_spectrum"}) | DATA
 #: absorbance at a wavelength alone, for an experiment whose statement names its wavelengths
 ENDPOINT = frozenset({"reader_read_absorbance"})
 #: absorbance read over time
-KINETIC = frozenset({"reader_read_absorbance_kinetic"})
+KINETIC = frozenset({"reader_read_absorbance_kinetic"}) | DATA
 FLUORESCENCE = frozenset({"reader_read_fluorescence"})
 LUMINESCENCE = frozenset({"reader_read_luminescence"})
 #: the reader's thermometer alone

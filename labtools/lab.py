@@ -431,6 +431,17 @@ class Lab:
         raises :class:`~labtools.errors.NotSupported` and changes nothing, since only the belief
         could be put back while the instrument keeps what it did (a tip it discarded).
         """
+        self.run(self.arewind(checkpoint, seed=seed, journal=journal))
+
+    async def arewind(
+        self,
+        checkpoint: dict[str, Any],
+        *,
+        seed: int | None = None,
+        journal: Journal | str | Path | None = None,
+    ) -> None:
+        """:meth:`rewind` on the caller's event loop (an environment server's), the
+        instruments set up again there rather than on a helper thread."""
         self._rewindable("rewind")
         for name, inst in self.instruments.items():
             inst.restore(checkpoint[name])
@@ -445,7 +456,7 @@ class Lab:
         self.journal.close()
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         if connected:
-            self.connect(connected)
+            await self.aconnect(connected)
 
     def _rewindable(self, action: str) -> None:
         """Refuse ``action`` unless every instrument is simulated (not hardware, no dry run)."""

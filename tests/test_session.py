@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
+from typing import Any
 
 import anyio
 import pytest
@@ -165,6 +167,31 @@ def test_openenv_environment_in_process_and_its_mcp_agent_plane() -> None:
     anyio.run(agent_plane)
     assert env.state.terminated and env.state.step_count == 3
     assert env.state.episode_id == "ep-8"
+    env.close()
+
+
+def test_an_async_reset_rewinds_on_the_callers_loop_to_what_a_reset_gives() -> None:
+    """``reset_async`` (an OpenEnv server's) rewinds and sets the instruments up on the
+    server's own loop, never bridging to a helper thread through ``Lab.run``, and starts the
+    same episode a synchronous reset on that seed does."""
+    from unittest.mock import patch
+
+    from labtools import Lab
+    from labtools.session.openenv import CallToolAction, LabEnvironment
+
+    def episode(env: LabEnvironment, first: Any) -> tuple[Any, ...]:
+        deck = env.step(CallToolAction(tool_name="lh_get_deck", arguments={}))
+        return first.task, first.tool_names, deck.result, env.session.lab.state()
+
+    env = LabEnvironment(TASK, secret=b"async-reset")
+    expected = episode(env, env.reset(seed=5))
+    env.reset(seed=6)  # another world in between
+
+    async def reset_on_this_loop() -> Any:
+        with patch.object(Lab, "run", side_effect=AssertionError("bridged to a thread")):
+            return await env.reset_async(seed=5)
+
+    assert episode(env, asyncio.run(reset_on_this_loop())) == expected
     env.close()
 
 

@@ -179,26 +179,9 @@ class LabEnvironment(Environment):
         ``split=`` (with ``index=``, or one drawn at random) plays that split's instance with
         the split's secret. ``episode_id`` names it in observations and state (default: the
         session's)."""
-        seed = seed if seed is not None else fresh_seed()
-        secret = None
-        if split is not None:
-            if task is not None:
-                raise ValueError("reset takes a task or a split (and index), not both")
-            if index is None:
-                index = secrets.randbelow(split_size(split))
-            task = split_instance(split, index)
-            secret = self._split_secret(split)
-        elif index is not None:
-            raise ValueError("index= numbers a split's instances: give split= too")
-        observation = self.session.reset(seed, task=task, secret=secret)
-        self._episode_id = episode_id or self.session.episode_id
-        return LabResetObservation(
-            task=observation["task"],
-            task_id=self.session.task.id,
-            tool_names=observation["tools"],
-            budget=observation["budget"],
-            metadata=self._metadata(),
-        )
+        seed, chosen, secret = self._episode(seed, task, split, index)
+        observation = self.session.reset(seed, task=chosen, secret=secret)
+        return self._observed(observation, episode_id)
 
     async def reset_async(
         self,
@@ -210,8 +193,37 @@ class LabEnvironment(Environment):
         index: int | None = None,
     ) -> LabResetObservation:
         """:meth:`reset` on the server's event loop, as :meth:`step_async` steps: a rewind
-        takes milliseconds, and a new connection's lab comes from the shelf or is built."""
-        return self.reset(seed, episode_id, task=task, split=split, index=index)
+        takes milliseconds (its instruments set up on this loop), and a new connection's lab
+        comes from the shelf or is built."""
+        seed, chosen, secret = self._episode(seed, task, split, index)
+        observation = await self.session.areset(seed, task=chosen, secret=secret)
+        return self._observed(observation, episode_id)
+
+    def _episode(
+        self, seed: int | None, task: str | None, split: str | None, index: int | None
+    ) -> tuple[int, str | None, Secret | None]:
+        """A reset's seed, task and secret from its arguments."""
+        seed = seed if seed is not None else fresh_seed()
+        if split is None:
+            if index is not None:
+                raise ValueError("index= numbers a split's instances: give split= too")
+            return seed, task, None
+        if task is not None:
+            raise ValueError("reset takes a task or a split (and index), not both")
+        if index is None:
+            index = secrets.randbelow(split_size(split))
+        return seed, split_instance(split, index), self._split_secret(split)
+
+    def _observed(self, observation: dict[str, Any], episode_id: str | None) -> LabResetObservation:
+        """The reset's observation, the episode named ``episode_id`` or the session's."""
+        self._episode_id = episode_id or self.session.episode_id
+        return LabResetObservation(
+            task=observation["task"],
+            task_id=self.session.task.id,
+            tool_names=observation["tools"],
+            budget=observation["budget"],
+            metadata=self._metadata(),
+        )
 
     def _split_secret(self, split: str) -> Secret:
         """``train``: the server's secret (one per run, never published); otherwise

@@ -109,6 +109,31 @@ class Session:
         """Start an episode; returns the observation: statement, tool names, budget. ``task``
         switches task, ``secret`` the secret this and later episodes draw their worlds with (a
         split's: :func:`labtools.session.splits.split_secret`)."""
+        world_seed, journal = self._begin(seed, task, secret)
+        if self._pristine is not None:
+            self.lab.rewind(self._pristine, seed=world_seed, journal=journal)
+        else:
+            self._rebuild(world_seed, journal)
+        return self._begun(seed, world_seed)
+
+    async def areset(
+        self, seed: int, task: str | Task | None = None, *, secret: Secret | None = None
+    ) -> dict[str, Any]:
+        """:meth:`reset` on the caller's event loop (an environment server's): the rewound
+        lab's instruments are set up again there, not on a helper thread. A lab that must be
+        built (another task, a lab that cannot rewind) is built as :meth:`reset` builds it."""
+        world_seed, journal = self._begin(seed, task, secret)
+        if self._pristine is not None:
+            await self.lab.arewind(self._pristine, seed=world_seed, journal=journal)
+        else:
+            self._rebuild(world_seed, journal)
+        return self._begun(seed, world_seed)
+
+    def _begin(
+        self, seed: int, task: str | Task | None, secret: Secret | None
+    ) -> tuple[int, Path | None]:
+        """A reset's checks and its new episode: the task switched to (its lab opened), the
+        secret taken; the world's seed and the episode's journal file."""
         if self._closed:
             raise RuntimeError("the session is closed")
         _check_seed(seed)  # both checked before anything changes
@@ -117,7 +142,6 @@ class Session:
             self._release()
             self._open(task)
         self._secret, self.secret_id = key, _secret_id(key)
-        world_seed = self.world_seed(seed)
         self.seed = seed
         self.episode_id = secrets.token_hex(8)  # opaque: neither the seed nor a count
         journal = (
@@ -125,13 +149,18 @@ class Session:
             if self._journal_dir is not None
             else None
         )
-        if self._pristine is not None:
-            self.lab.rewind(self._pristine, seed=world_seed, journal=journal)
-        else:
-            self.lab.close()
-            self._open(self.task, world_seed)
-            self.task.restore(None)
-            self.lab.journal = Journal(journal)
+        return self.world_seed(seed), journal
+
+    def _rebuild(self, world_seed: int, journal: Path | None) -> None:
+        """A new lab for a task whose lab cannot rewind."""
+        self.lab.close()
+        self._open(self.task, world_seed)
+        self.task.restore(None)
+        self.lab.journal = Journal(journal)
+
+    def _begun(self, seed: int, world_seed: int) -> dict[str, Any]:
+        """The episode's start once its lab is ready: the task prepared, the counts zeroed, the
+        reset journalled; the first observation."""
         self.task.prepare(self.lab, world_seed)
         self.usage = Usage()
         self._spent = None

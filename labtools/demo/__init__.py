@@ -35,16 +35,9 @@ def run_demo(seed: int = 0, out: Path = Path("out/demo"), as_json: bool = False)
             outcome.wavelength_nm,
             out / "plate.png",
             "plate_1: standards (rows A–C), unknown (rows D–F), blanks (col 8)",
+            outcome.unread,
         ),
-        plots.standard_curve(
-            outcome.curve,
-            list(outcome.standards.values()),
-            [outcome.plate_reading[w] - outcome.blank for w in outcome.standards],
-            [outcome.plate_reading[w] - outcome.blank for w in outcome.unknown_wells],
-            outcome.estimate_um * outcome.sample_ul / 1000.0,
-            outcome.wavelength_nm,
-            out / "standard_curve.png",
-        ),
+        plots.standard_curve(outcome, out / "standard_curve.png", truth_um),
     ]
     if outcome.spectrum is not None:
         paths.append(

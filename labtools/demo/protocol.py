@@ -140,6 +140,8 @@ class Outcome:
     spectrometer_estimate_um: float | None
     #: wells read but left out as defects (:data:`~labtools.demo.analysis.OUTLIER_Z`)
     left_out: tuple[str, ...] = ()
+    #: wells the last read gave no number for: over the reader's range, or saturated
+    unread: tuple[str, ...] = ()
 
 
 class DyeQuantification:
@@ -222,6 +224,7 @@ class DyeQuantification:
             spectrum,
             spec_um,
             tuple(left_out),
+            self.unread,
         )
 
     def _locate(self, deck: dict[str, Any]) -> str:
@@ -295,6 +298,7 @@ class DyeQuantification:
         reading = self.call(
             "reader_read_absorbance", plate="plate_1", wavelength=qty(wavelength, NM), wells=wells
         )
+        self.unread = (*reading["over_range"], *reading["saturated"])
         return reading["values"]
 
     def _blank(self, values: dict[str, float]) -> float:

@@ -52,6 +52,7 @@ from labtools.units import (
 )
 
 __all__ = [
+    "ACCURATE_OD",
     "FOCAL_HEIGHTS",
     "GAINS",
     "MONOCHROMATOR_ABSORBANCE",
@@ -79,6 +80,11 @@ MONOCHROMATOR_ABSORBANCE = Range(230, 1000, NM)
 #: top of a typical plate reader's stated absorbance range (OD) [V: "readers report up to
 #: ~4.0 OD", Biochrom FAQ (physics reference §4)]
 OD_MAX = 4.0
+
+#: the accurate absorbance range (OD, as read, plate included): a typical reader's ±1.0 %
+#: ±0.010 OD accuracy holds for 0–2 OD, where the 0.010 OD floor is at most 10 % from 0.1 OD
+#: up; above 2 OD stray light bends the response (physics reference §4)
+ACCURATE_OD = (0.1, 2.0)
 
 #: read heights (mm above the plate's underside) of a typical top-read reader [V: PLR 0.2.2
 #: agilent/biotek_backend.py focal_height_range, 4.5–13.88 mm]: the limits of a reader whose PLR

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from labtools.instruments.plate_reader import ACCURATE_OD
 from labtools.units import VOLUME, WAVELENGTH, magnitude
 
 __all__ = [
@@ -41,10 +42,6 @@ __all__ = [
     "verified",
 ]
 
-#: the plate reader's accurate absorbance range (OD, as read, plate included): the reader's
-#: ±1.0 % ±0.010 OD accuracy holds for 0–2 OD, where the 0.010 OD floor is at most 10 % from
-#: 0.1 OD up; above 2 OD stray light bends the response (physics reference §4)
-ACCURATE_OD = (0.1, 2.0)
 
 #: µL of each primary source in a container
 Composition = Mapping[str, float]

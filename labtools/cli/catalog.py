@@ -71,8 +71,10 @@ def _call(args: argparse.Namespace) -> int:
             )
         )
         return 2
-    with open_lab(args) as lab:
-        result = lab.call(args.name, arguments)
+    from labtools.cli.progress_bars import tool_bar  # tqdm: imported by this command alone
+
+    with open_lab(args) as lab, tool_bar(args.name) as progress:
+        result = lab.run(lab.acall(args.name, arguments, progress=progress))
     print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     return 0 if result.ok else 1
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labtools.cli import models
+from labtools.cli.progress_bars import episodes_bar, printing
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -167,7 +168,8 @@ def _eval_tasks(args: argparse.Namespace, runner: ModelRunner | None) -> int:
         print(f"labtools eval: {exc}", file=sys.stderr)
         return 2
     failed = 0
-    with pool:
+    with pool, episodes_bar("episodes") as progress:
+        pool.progress = progress
         trajectories = args.export is not None
         if runner is not None:  # first: the model's episodes run beside the scripted ones
             from labtools.session.pool import episodes
@@ -188,7 +190,8 @@ def _eval_tasks(args: argparse.Namespace, runner: ModelRunner | None) -> int:
                 _export(Path(args.export), evaluation.task, evaluation.results)
             if args.calibrate:
                 anchors = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
-                print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
+                with printing():
+                    print(json.dumps({"task": task, "seeds": "1000-1049", **anchors}))
             else:
                 _print(evaluation.task, evaluation.reports, seeds, args)
             sys.stdout.flush()
@@ -223,12 +226,14 @@ def _model_status(failed: int) -> int:
 
 
 def _print(task: str, reports: dict[str, EvalReport | None], seeds: range, args: Any) -> None:
-    """The table of every agent (no ``--agent``), or one line (or object) per agent."""
-    if args.agent is None:
-        _table(task, reports, seeds, args.k, args.json)
-        return
-    for agent in reports:
-        _one_agent(task, agent, reports, args.json)
+    """The table of every agent (no ``--agent``), or one line (or object) per agent; above
+    the progress bar."""
+    with printing():
+        if args.agent is None:
+            _table(task, reports, seeds, args.k, args.json)
+            return
+        for agent in reports:
+            _one_agent(task, agent, reports, args.json)
 
 
 def _list() -> None:
@@ -298,7 +303,8 @@ def _eval_families(args: argparse.Namespace, runner: ModelRunner | None) -> int:
         print(f"labtools eval: {exc}", file=sys.stderr)
         return 2
     failed = 0
-    with pool:
+    with pool, episodes_bar("episodes") as progress:
+        pool.progress = progress
         for family in loaded:
             instances = split_instances(family, split)
             measured = {}
@@ -319,11 +325,12 @@ def _eval_families(args: argparse.Namespace, runner: ModelRunner | None) -> int:
                     failed += count
                 if args.calibrate:
                     raw = {a: r.mean_raw for a, r in evaluation.reports.items() if r is not None}
-                    print(
-                        json.dumps(
-                            {"family": family.id, "level": level, "seeds": "1000-1049", **raw}
+                    with printing():
+                        print(
+                            json.dumps(
+                                {"family": family.id, "level": level, "seeds": "1000-1049", **raw}
+                            )
                         )
-                    )
                     measured[level] = raw
                 else:
                     _print(label, evaluation.reports, seeds, args)

@@ -398,12 +398,23 @@ class TaskEvaluation:
 
 class EpisodePool:
     """Episodes over a backend: ``EpisodePool("ray", workers=4, address="auto")``, or a
-    :class:`Backend` of your own. Close it (or use ``with``) to stop the workers."""
+    :class:`Backend` of your own. Close it (or use ``with``) to stop the workers.
 
-    def __init__(self, backend: str | Backend = "local", workers: int = 1, **options: Any):
+    ``progress`` is told ``(done, total)`` as each run of episodes starts (0) and as each of
+    its results comes in order (a command line's bar)."""
+
+    def __init__(
+        self,
+        backend: str | Backend = "local",
+        workers: int = 1,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        **options: Any,
+    ):
         self.backend = (
             make_backend(backend, workers, **options) if isinstance(backend, str) else backend
         )
+        self.progress = progress
 
     def imap(
         self, episodes: Iterable[Episode], *, trajectories: bool = False
@@ -414,7 +425,8 @@ class EpisodePool:
         for episode in episodes:
             if episode.agent not in AGENTS:
                 raise ValueError(f"unknown agent {episode.agent!r}; agents: {', '.join(AGENTS)}")
-        return self.backend.imap(episodes, trajectories)
+        results = self.backend.imap(episodes, trajectories)
+        return results if self.progress is None else _told(results, len(episodes), self.progress)
 
     def run(
         self, episodes: Iterable[Episode], *, trajectories: bool = False
@@ -513,3 +525,13 @@ class EpisodePool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _told(
+    results: Iterator[EpisodeResult], total: int, progress: Callable[[int, int], None]
+) -> Iterator[EpisodeResult]:
+    """``results``, telling ``progress`` how many of ``total`` have come."""
+    progress(0, total)
+    for done, result in enumerate(results, 1):
+        progress(done, total)
+        yield result

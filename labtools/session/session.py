@@ -73,7 +73,6 @@ class Session:
         self._spent: Usage | None = None  # the usage when the episode ended
         self.terminated = False
         self.truncated = False
-        self._stocks: set[str] = set()
 
     def _open(self, task: str | Task, seed: int = 0) -> None:
         """Take the task's lab from the shelf (:mod:`labtools.session.shelf`: a closed session's,
@@ -81,7 +80,8 @@ class Session:
         whose instruments cannot take snapshots, rebuild it."""
         #: the shelf's key for this session's lab (``None``: never shelved)
         self._shelf_key = task if isinstance(task, str) and self.profile is None else None
-        self._stocks = set()
+        #: the lab's labelled stocks, read at the first reset (a new task's lab: anew)
+        self._stocks: set[str] = set()
         self._pristine: dict[str, Any] | None
         shelved = SHELF.take(self._shelf_key) if self._shelf_key is not None else None
         if shelved is not None:

@@ -59,9 +59,9 @@ def _compact(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
-def cost(task: str, seeds: range) -> Cost:
-    """The expert's mean cost per episode over ``seeds``."""
-    session = Session(task, secret=DEV_SECRET)
+def count_exchanges(session: Session) -> list[int]:
+    """From now on, count the characters of every call's arguments and result (compact JSON)
+    made through ``session``: the one-item list returned holds the running total."""
     exchanged = [0]
     acall = session.acall_tool
 
@@ -73,6 +73,13 @@ def cost(task: str, seeds: range) -> Cost:
         return result
 
     session.acall_tool = counted  # type: ignore[method-assign]
+    return exchanged
+
+
+def cost(task: str, seeds: range) -> Cost:
+    """The expert's mean cost per episode over ``seeds``."""
+    session = Session(task, secret=DEV_SECRET)
+    exchanged = count_exchanges(session)
     calls, chars, hours, raws, rewards = [], [], [], [], []
     for seed in seeds:
         exchanged[0] = 0

@@ -83,7 +83,7 @@ def test_garbage_and_invalid_json_rpc_leave_the_server_answering() -> None:
         wrong = raw.request(5, "tools/call", {"name": 17})
         assert "error" in wrong
         listed = raw.request(6, "tools/list", {})
-        assert len(listed["result"]["tools"]) == 22
+        assert len(listed["result"]["tools"]) == 23
         called = raw.request(7, "tools/call", {"name": "lh_get_deck", "arguments": {}})
         assert called["result"]["isError"] is False
     finally:

@@ -1,0 +1,175 @@
+"""verifiers' overhead per labtools rollout, beside verifiers' own bare rollout.
+
+Rollouts run through verifiers 0.4 itself (``run_eval``, as ``vf-eval`` does): the ``null``
+harness (its chat program, run by uv) in the subprocess runtime, one rollout at a time, and a
+scripted model (the tests' stand-in endpoint, ``tests/scripted_endpoint.py``) that makes the
+expert's calls on dye quantification, recorded in process on the same seed and secret, one
+per turn. Measured in one run, rounds of the two evals interleaved:
+
+- **rollout**: a trace's wall time from its start to the end of its scoring (verifiers' own
+  timing on the trace), median and range over the rollouts after each eval's first (the
+  first also waits for the eval's shared servers' first requests);
+- **anchor**: the same through ``bench.verifiers_bare`` — the same harness, model and number
+  of calls, against a shared tool server with one tool that counts calls in the rollout's
+  state and echoes its text;
+- **overhead per rollout** = median labtools rollout − median bare rollout: what labtools
+  adds to a rollout (goal ≤ 0.5 s);
+- beside them the same episode in process (a shelved ``Session``: reset, the calls, score)
+  and each rollout's set-up (boot and set-up spans: tool servers, the harness's preparation)
+  and agent span (the chat program's run).
+
+Needs verifiers (Python 3.11 here; it pins mcp 2.0.0). Run: ``python -m bench.verifiers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.timing import few, restore_sigint, row
+from labtools.session import Session
+
+TASK = "dye_quantification"
+SEED = 3
+SECRET = "bench-verifiers"
+GOAL_S = 0.5
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rollouts(
+    taskset: dict[str, Any], calls: list[tuple[str, Any]], rollouts: int, out: Path
+) -> list[Any]:
+    """``rollouts`` rollouts of the taskset's one row, one at a time; their traces."""
+    from scripted_endpoint import ChatAgent
+    from verifiers.v1.cli.eval.runner import run_eval
+    from verifiers.v1.configs.cli.eval import EvalConfig
+
+    with ChatAgent(calls) as model:
+        config = EvalConfig(
+            env={
+                "taskset": taskset,
+                "agent": {
+                    "harness": {"id": "null"},
+                    "max_turns": len(calls) + 3,
+                    "runtime": {"type": "subprocess"},
+                },
+            },
+            select={"limit": 1},
+            num_rollouts=rollouts,
+            max_concurrent=1,
+            rich=None,
+            push=False,
+            output_dir=out,
+            run={"dir": f"run-{time.monotonic_ns()}"},
+            model="scripted",
+            client={
+                "type": "eval",
+                "base_url": f"{model.url}/v1",
+                "api_key_var": "SCRIPTED_MODEL_KEY",
+            },
+        )
+        episodes = asyncio.run(run_eval(config))
+    traces = [trace for episode in episodes for trace in episode.traces]
+    if len(traces) != rollouts or not all(trace.ok for trace in traces):
+        raise RuntimeError(f"a rollout failed: {[trace.errors for trace in traces]}")
+    return sorted(traces, key=lambda trace: trace.timing.start)
+
+
+def _spans(trace: Any) -> tuple[float, float, float]:
+    """A trace's wall time, its boot-and-set-up span and its agent span (s)."""
+    timing = trace.timing
+    total = timing.scoring.end - timing.start
+    return total, timing.setup.end - timing.start, timing.agent.end - timing.agent.start
+
+
+def _in_process_s(calls: list[tuple[str, Any]], rounds: int) -> float:
+    """The median of the same episode in process: a shelved session, reset, calls, score."""
+    times = []
+    for _ in range(rounds + 1):
+        start = time.perf_counter()
+        with Session(TASK, secret=SECRET) as session:
+            session.reset(SEED)
+            for name, arguments in calls:
+                session.call_tool(name, arguments)
+            session.score()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times[1:])  # the first builds the lab
+
+
+def _summary(values: list[float]) -> str:
+    return f"median of {len(values)}, range {min(values):.2f}–{max(values):.2f} s"
+
+
+def main() -> None:
+    restore_sigint()
+    if importlib.util.find_spec("verifiers") is None:
+        print("  verifiers is not installed in this environment (it is on Python 3.11): not run")
+        return
+    sys.path.insert(0, str(ROOT / "tests"))  # the stand-in model and the expert's episode
+    from episodes import expert_episode
+
+    from bench import verifiers_bare
+
+    sys.modules[verifiers_bare.BARE_ID] = verifiers_bare  # where verifiers' loader looks
+    bin_dir = str(Path(sys.executable).parent)  # the harness runs uv from PATH
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )  # verifiers starts the bare tool server as `python -m bench.verifiers_bare`
+    os.environ["SCRIPTED_MODEL_KEY"] = "not-a-key"
+
+    played = expert_episode(TASK, SEED, SECRET)
+    calls = played.calls
+    rollouts, rounds = few(4, 2), few(2, 1)
+    print(f"  {TASK}, seed {SEED}: the expert's {len(calls)} calls, one per turn;")
+    print(f"  {rounds} round(s) of {rollouts} rollouts per eval, one at a time")
+    evals: dict[str, Callable[[Path], list[Any]]] = {
+        "labtools": lambda out: _rollouts(
+            {"id": "labtools_verifiers", "lab_tasks": [TASK], "seeds": [SEED]},
+            calls,
+            rollouts,
+            out,
+        ),
+        "bare": lambda out: _rollouts({"id": verifiers_bare.BARE_ID, "calls": len(calls)}, calls, rollouts, out),
+    }
+    spans: dict[str, list[tuple[float, float, float]]] = {name: [] for name in evals}
+    with tempfile.TemporaryDirectory(prefix="bench-verifiers-") as directory:
+        for _ in range(rounds):
+            for name, run in evals.items():
+                os.environ["LABTOOLS_SECRET"] = SECRET  # the taskset takes it out again
+                traces = run(Path(directory))
+                if name == "labtools":
+                    rewards = {trace.rewards["session_reward"].score for trace in traces}
+                    if rewards != {played.reward.total}:
+                        raise RuntimeError(f"rewards {rewards}, in process {played.reward.total}")
+                spans[name] += [_spans(trace) for trace in traces[1:]]
+    in_process = _in_process_s(calls, few(20, 2))
+    median = {name: statistics.median(s[0] for s in spans[name]) for name in spans}
+    for name in evals:
+        totals = [s[0] for s in spans[name]]
+        print(row(f"{name} rollout", median[name], "s", _summary(totals)))
+        print(row("  set-up (boot, set-up spans)", statistics.median(s[1] for s in spans[name]), "s"))
+        print(row("  agent (the chat program's run)", statistics.median(s[2] for s in spans[name]), "s"))
+    print(row("the same episode in process", in_process * 1e3, "ms"))
+    overhead = median["labtools"] - median["bare"]
+    print(row("overhead per rollout (labtools − bare)", overhead, "s", f"goal ≤ {GOAL_S} s"))
+    print(
+        row(
+            "labtools rollout − the episode in process",
+            median["labtools"] - in_process,
+            "s",
+            "verifiers' own machinery included",
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

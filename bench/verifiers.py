@@ -128,7 +128,8 @@ def main() -> None:
 
     played = expert_episode(TASK, SEED, SECRET)
     calls = played.calls
-    rollouts, rounds = few(4, 2), few(2, 1)
+    echoes: list[tuple[str, Any]] = [("echo", {"text": name}) for name, _ in calls]
+    rollouts, rounds = few(4, 2), few(3, 1)
     print(f"  {TASK}, seed {SEED}: the expert's {len(calls)} calls, one per turn;")
     print(f"  {rounds} round(s) of {rollouts} rollouts per eval, one at a time")
     evals: dict[str, Callable[[Path], list[Any]]] = {
@@ -138,7 +139,9 @@ def main() -> None:
             rollouts,
             out,
         ),
-        "bare": lambda out: _rollouts({"id": verifiers_bare.BARE_ID, "calls": len(calls)}, calls, rollouts, out),
+        "bare": lambda out: _rollouts(
+            {"id": verifiers_bare.BARE_ID, "calls": len(calls)}, echoes, rollouts, out
+        ),
     }
     spans: dict[str, list[tuple[float, float, float]]] = {name: [] for name in evals}
     with tempfile.TemporaryDirectory(prefix="bench-verifiers-") as directory:
@@ -156,8 +159,9 @@ def main() -> None:
     for name in evals:
         totals = [s[0] for s in spans[name]]
         print(row(f"{name} rollout", median[name], "s", _summary(totals)))
-        print(row("  set-up (boot, set-up spans)", statistics.median(s[1] for s in spans[name]), "s"))
-        print(row("  agent (the chat program's run)", statistics.median(s[2] for s in spans[name]), "s"))
+        setup, agent = (statistics.median(s[i] for s in spans[name]) for i in (1, 2))
+        print(row("  set-up (boot, set-up spans)", setup, "s"))
+        print(row("  agent (the chat program's run)", agent, "s"))
     print(row("the same episode in process", in_process * 1e3, "ms"))
     overhead = median["labtools"] - median["bare"]
     print(row("overhead per rollout (labtools − bare)", overhead, "s", f"goal ≤ {GOAL_S} s"))

@@ -45,14 +45,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rollouts(
-    taskset: dict[str, Any], calls: list[tuple[str, Any]], rollouts: int, out: Path
-) -> list[Any]:
-    """``rollouts`` rollouts of the taskset's one row, one at a time; their traces."""
+    taskset: dict[str, Any],
+    calls: list[tuple[str, Any]],
+    rollouts: int,
+    out: Path,
+    reward: float | None = None,
+) -> list[tuple[float, float, float]]:
+    """``rollouts`` rollouts of the taskset's one row, one at a time, each checked to earn
+    ``reward`` (when given); the spans of each after the first (:func:`_spans`)."""
     from scripted_endpoint import ChatAgent
     from verifiers.v1.cli.eval.runner import run_eval
     from verifiers.v1.configs.cli.eval import EvalConfig
 
-    with ChatAgent(calls) as model:
+    class Timed(ChatAgent):
+        """Notes when each request came (epoch s, as verifiers' timing)."""
+
+        def __init__(self, calls: list[tuple[str, Any]]) -> None:
+            super().__init__(calls)
+            self.times: list[float] = []
+
+        def reply(self, body: dict[str, Any]) -> tuple[int, str, bytes]:
+            self.times.append(time.time())
+            return super().reply(body)
+
+    with Timed(calls) as model:
         config = EvalConfig(
             env={
                 "taskset": taskset,
@@ -80,14 +96,22 @@ def _rollouts(
     traces = [trace for episode in episodes for trace in episode.traces]
     if len(traces) != rollouts or not all(trace.ok for trace in traces):
         raise RuntimeError(f"a rollout failed: {[trace.errors for trace in traces]}")
-    return sorted(traces, key=lambda trace: trace.timing.start)
+    if reward is not None and {t.rewards["session_reward"].score for t in traces} != {reward}:
+        raise RuntimeError(f"rewards {[t.rewards for t in traces]}, in process {reward}")
+    traces.sort(key=lambda trace: trace.timing.start)
+    return [_spans(trace, model.times) for trace in traces[1:]]
 
 
-def _spans(trace: Any) -> tuple[float, float, float]:
-    """A trace's wall time, its boot-and-set-up span and its agent span (s)."""
+def _spans(trace: Any, requests: list[float]) -> tuple[float, float, float]:
+    """A trace's wall time, its boot-and-set-up span, and its time from its first model
+    request to the end of its scoring (s)."""
     timing = trace.timing
-    total = timing.scoring.end - timing.start
-    return total, timing.setup.end - timing.start, timing.agent.end - timing.agent.start
+    first = min(t for t in requests if timing.agent.start <= t <= timing.agent.end)
+    return (
+        timing.scoring.end - timing.start,
+        timing.setup.end - timing.start,
+        timing.scoring.end - first,
+    )
 
 
 def _in_process_s(calls: list[tuple[str, Any]], rounds: int) -> float:
@@ -129,7 +153,7 @@ def main() -> None:
     played = expert_episode(TASK, SEED, SECRET)
     calls = played.calls
     echoes: list[tuple[str, Any]] = [("echo", {"text": name}) for name, _ in calls]
-    rollouts, rounds = few(4, 2), few(3, 1)
+    rollouts, rounds = few(5, 2), few(3, 1)
     print(f"  {TASK}, seed {SEED}: the expert's {len(calls)} calls, one per turn;")
     print(f"  {rounds} round(s) of {rollouts} rollouts per eval, one at a time")
     evals: dict[str, Callable[[Path], list[Any]]] = {
@@ -138,6 +162,7 @@ def main() -> None:
             calls,
             rollouts,
             out,
+            played.reward.total,
         ),
         "bare": lambda out: _rollouts(
             {"id": verifiers_bare.BARE_ID, "calls": len(calls)}, echoes, rollouts, out
@@ -148,27 +173,25 @@ def main() -> None:
         for _ in range(rounds):
             for name, run in evals.items():
                 os.environ["LABTOOLS_SECRET"] = SECRET  # the taskset takes it out again
-                traces = run(Path(directory))
-                if name == "labtools":
-                    rewards = {trace.rewards["session_reward"].score for trace in traces}
-                    if rewards != {played.reward.total}:
-                        raise RuntimeError(f"rewards {rewards}, in process {played.reward.total}")
-                spans[name] += [_spans(trace) for trace in traces[1:]]
+                spans[name] += run(Path(directory))
     in_process = _in_process_s(calls, few(20, 2))
-    median = {name: statistics.median(s[0] for s in spans[name]) for name in spans}
+    medians = {
+        name: [statistics.median(s[i] for s in spans[name]) for i in range(3)] for name in spans
+    }
     for name in evals:
-        totals = [s[0] for s in spans[name]]
-        print(row(f"{name} rollout", median[name], "s", _summary(totals)))
-        setup, agent = (statistics.median(s[i] for s in spans[name]) for i in (1, 2))
-        print(row("  set-up (boot, set-up spans)", setup, "s"))
-        print(row("  agent (the chat program's run)", agent, "s"))
+        total, setup, after = medians[name]
+        print(row(f"{name} rollout", total, "s", _summary([s[0] for s in spans[name]])))
+        print(row("  boot and set-up (tool servers, the harness's)", setup, "s"))
+        print(row("  from its first model request", after, "s"))
     print(row("the same episode in process", in_process * 1e3, "ms"))
-    overhead = median["labtools"] - median["bare"]
-    print(row("overhead per rollout (labtools − bare)", overhead, "s", f"goal ≤ {GOAL_S} s"))
+    labtools, bare = medians["labtools"], medians["bare"]
+    overhead = labtools[0] - bare[0]
+    print(row("overhead per rollout (labtools − bare)", overhead * 1e3, "ms", f"goal ≤ {GOAL_S} s"))
+    print(row("  from the first model request on", (labtools[2] - bare[2]) * 1e3, "ms"))
     print(
         row(
             "labtools rollout − the episode in process",
-            median["labtools"] - in_process,
+            labtools[0] - in_process,
             "s",
             "verifiers' own machinery included",
         )

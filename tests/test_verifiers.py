@@ -200,6 +200,44 @@ def test_at_most_max_sessions_are_open_and_the_least_recently_used_is_closed() -
     asyncio.run(run())
 
 
+def test_no_session_is_closed_during_its_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    played = expert_episode(TASK, SEED, SECRET)
+    rollouts = Rollouts(max_sessions=1)
+    release = asyncio.Event()
+    plain = Session.acall_tool
+
+    async def slow(self: Session, name: str, arguments: object, **kw: Any) -> ToolResult:
+        if self.usage.calls == 1:  # each rollout's second call waits for the release
+            await release.wait()
+        return await plain(self, name, arguments, **kw)
+
+    monkeypatch.setattr(Session, "acall_tool", slow)
+
+    async def run() -> None:
+        busy, other = _state(SEED), _state(SEED)
+        await _play(rollouts, busy, played.calls[:1])
+        in_call = asyncio.create_task(_play(rollouts, busy, played.calls[1:2]))
+        await asyncio.sleep(0)  # busy's call is now waiting inside its session
+        # a new rollout beyond max_sessions: busy's session stays open, one more opens
+        assert await _play(rollouts, other, played.calls[:1]) == [result_json(played.results[0])]
+        assert len(rollouts) == 2
+        release.set()
+        assert await in_call == [result_json(played.results[1])]
+        await _play(rollouts, busy, played.calls[2:])
+        assert busy.reward == played.reward.total
+
+    asyncio.run(run())
+
+
+def test_the_tool_server_is_one_verifiers_starts() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="must be started by verifiers"):
+        LabToolsetConfig(url="http://127.0.0.1:9/mcp")
+    with pytest.raises(ValidationError, match="must be started by verifiers"):
+        _taskset(lab_tasks=[TASK], seeds=[3], tools={"url": "http://127.0.0.1:9/mcp"})
+
+
 def test_a_rollout_idle_for_idle_s_is_closed() -> None:
     played = expert_episode(TASK, SEED, SECRET)
     now = [0.0]

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from labtools.errors import MissingExtra, PreconditionFailed, install_hint
 from labtools.providers.calls import result_json
@@ -144,8 +144,9 @@ class LabState(vf.State):
 
 
 class LabToolsetConfig(vf.SharedToolsetConfig):
-    """The tool server's settings (with verifiers' own: its runtime, or the url of one
-    already running)."""
+    """The tool server's settings (with verifiers' own: the runtime it runs in). verifiers
+    gives a server at a configured ``url`` no rollout's state, so ``url`` is refused: the
+    server must be one verifiers starts."""
 
     #: the most sessions the server holds open at once: at least the rollouts that run at once
     #: (each ~3 MB); a new rollout beyond it closes the least recently used one
@@ -154,6 +155,16 @@ class LabToolsetConfig(vf.SharedToolsetConfig):
     idle_s: float = Field(1800.0, gt=0)
     #: task ids whose labs the server builds before it serves (the taskset's own, by default)
     warm: list[str] = Field(default_factory=list)
+
+    @field_validator("url")
+    @classmethod
+    def _started_by_verifiers(cls, url: str | None) -> str | None:
+        if url is not None:
+            raise ValueError(
+                "a LabToolset must be started by verifiers: it gives a server at a configured "
+                "url no rollout's state (leave tools.url unset)"
+            )
+        return url
 
 
 @dataclass
@@ -201,7 +212,8 @@ class Rollouts:
 
     At most ``max_sessions`` open at once. A session is closed when its episode ends, when
     its rollout has made no call for ``idle_s`` seconds (by ``clock``), or, least recently
-    used first, when a new rollout needs its place; the last :data:`REMEMBERED` closed
+    used first, when a new rollout needs its place; never during a call (while every open
+    session is in a call, a new rollout opens one more). The last :data:`REMEMBERED` closed
     rollouts are remembered, so that a late call gets the episode's end, not a new session.
     """
 
@@ -240,22 +252,13 @@ class Rollouts:
             )
         now = self._clock()
         self._close_idle(now)
-        rollout = self._open.get(state.rollout) or self._closed.get(state.rollout)
-        if rollout is None:
-            if state.calls or state.terminated or state.truncated:  # a forgotten rollout
-                rollout = _Rollout(None, now, evicted="its server no longer holds it")
-                rollout.calls, rollout.terminated = state.calls, state.terminated
-                rollout.truncated, rollout.reward = state.truncated, state.reward
-                rollout.parts = dict(state.parts)
-            else:
-                rollout = self._start(state, now)
+        rollout = self._rollout(state, now)
         rollout.used = now
         async with rollout.lock:  # one call of a rollout at a time
             session = rollout.session
             if session is None:
                 result = self._closed_call(rollout)
             else:
-                self._open.move_to_end(state.rollout)
                 result = await session.acall_tool(name, arguments)
                 rollout.record(session)
                 if session.done:
@@ -263,14 +266,28 @@ class Rollouts:
             rollout.report(state)
         return result
 
-    def close(self) -> None:
-        """Close every open session."""
-        for key in list(self._open):
-            self._close(key, "the server closed")
+    def _rollout(self, state: LabState, now: float) -> _Rollout:
+        """The state's rollout: open (now the most recently used), closed, or new."""
+        if (rollout := self._open.get(state.rollout)) is not None:
+            self._open.move_to_end(state.rollout)
+            return rollout
+        if (rollout := self._closed.get(state.rollout)) is not None:
+            return rollout
+        if not (state.calls or state.terminated or state.truncated):
+            return self._start(state, now)
+        # a rollout that made calls on a server that no longer knows it (one restarted)
+        rollout = _Rollout(None, now, evicted="its server no longer holds it")
+        rollout.calls, rollout.terminated = state.calls, state.terminated
+        rollout.truncated, rollout.reward = state.truncated, state.reward
+        rollout.parts = dict(state.parts)
+        return rollout
 
     def _start(self, state: LabState, now: float) -> _Rollout:
         while len(self._open) >= self.max_sessions:
-            oldest = next(iter(self._open))
+            free = (key for key, rollout in self._open.items() if not rollout.lock.locked())
+            oldest = next(free, None)
+            if oldest is None:
+                break  # every open session is in a call
             self._close(oldest, f"{self.max_sessions} newer rollouts needed its place")
         session = Session(state.lab_task, secret=state.secret)
         session.reset(state.seed)
@@ -281,7 +298,8 @@ class Rollouts:
         for key, rollout in list(self._open.items()):
             if now - rollout.used <= self.idle_s:
                 break  # least recently used first: the rest are newer
-            self._close(key, f"no call for {self.idle_s:g} s")
+            if not rollout.lock.locked():
+                self._close(key, f"no call for {self.idle_s:g} s")
 
     def _close(self, key: str, reason: str) -> None:
         rollout = self._open.pop(key)

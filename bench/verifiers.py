@@ -4,19 +4,22 @@ Rollouts run through verifiers 0.4 itself (``run_eval``, as ``vf-eval`` does): t
 harness (its chat program, run by uv) in the subprocess runtime, one rollout at a time, and a
 scripted model (the tests' stand-in endpoint, ``tests/scripted_endpoint.py``) that makes the
 expert's calls on dye quantification, recorded in process on the same seed and secret, one
-per turn. Measured in one run, rounds of the two evals interleaved:
+per turn. The anchor is ``bench.verifiers_bare``: the same harness, model and number of
+calls, against a shared tool server with one tool that counts calls in the rollout's state
+and echoes its text. Measured in one run, the two interleaved: in each round an eval of one
+rollout and one of several, of each.
 
 - **rollout**: a trace's wall time from its start to the end of its scoring (verifiers' own
   timing on the trace), median and range over the rollouts after each eval's first (the
-  first also waits for the eval's shared servers' first requests);
-- **anchor**: the same through ``bench.verifiers_bare`` — the same harness, model and number
-  of calls, against a shared tool server with one tool that counts calls in the rollout's
-  state and echoes its text;
+  first also meets the eval's fresh servers);
 - **overhead per rollout** = median labtools rollout − median bare rollout: what labtools
-  adds to a rollout (goal ≤ 0.5 s);
+  adds to a rollout (goal ≤ 0.5 s). Most of a rollout is the chat program's start, whose
+  time varies by a second or more on a busy machine, so two figures beside it: the same from
+  each rollout's first model request on, and the CPU time per rollout of every process the
+  eval ran (this process, the tool server, the chat programs: the eval of several rollouts
+  less the eval of one, per added rollout), which a busy machine changes less;
 - beside them the same episode in process (a shelved ``Session``: reset, the calls, score)
-  and each rollout's set-up (boot and set-up spans: tool servers, the harness's preparation)
-  and agent span (the chat program's run).
+  and each rollout's boot and set-up spans (tool servers, the harness's preparation).
 
 Needs verifiers (Python 3.11 here; it pins mcp 2.0.0). Run: ``python -m bench.verifiers``.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -128,6 +132,13 @@ def _in_process_s(calls: list[tuple[str, Any]], rounds: int) -> float:
     return statistics.median(times[1:])  # the first builds the lab
 
 
+def _cpu_s() -> float:
+    """CPU time (user and system, s) of this process and of its children it has waited for:
+    the tool servers and chat programs of the evals that ended."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
+
+
 def _summary(values: list[float]) -> str:
     return f"median of {len(values)}, range {min(values):.2f}–{max(values):.2f} s"
 
@@ -155,39 +166,49 @@ def main() -> None:
     echoes: list[tuple[str, Any]] = [("echo", {"text": name}) for name, _ in calls]
     rollouts, rounds = few(5, 2), few(3, 1)
     print(f"  {TASK}, seed {SEED}: the expert's {len(calls)} calls, one per turn;")
-    print(f"  {rounds} round(s) of {rollouts} rollouts per eval, one at a time")
-    evals: dict[str, Callable[[Path], list[Any]]] = {
-        "labtools": lambda out: _rollouts(
+    print(f"  {rounds} round(s) of an eval of 1 and one of {rollouts} rollouts, one at a time")
+    evals: dict[str, Callable[[int, Path], list[Any]]] = {
+        "labtools": lambda n, out: _rollouts(
             {"id": "labtools_verifiers", "lab_tasks": [TASK], "seeds": [SEED]},
             calls,
-            rollouts,
+            n,
             out,
             played.reward.total,
         ),
-        "bare": lambda out: _rollouts(
-            {"id": verifiers_bare.BARE_ID, "calls": len(calls)}, echoes, rollouts, out
+        "bare": lambda n, out: _rollouts(
+            {"id": verifiers_bare.BARE_ID, "calls": len(calls)}, echoes, n, out
         ),
     }
     spans: dict[str, list[tuple[float, float, float]]] = {name: [] for name in evals}
+    cpu: dict[str, list[float]] = {name: [] for name in evals}
     with tempfile.TemporaryDirectory(prefix="bench-verifiers-") as directory:
         for _ in range(rounds):
             for name, run in evals.items():
-                os.environ["LABTOOLS_SECRET"] = SECRET  # the taskset takes it out again
-                spans[name] += run(Path(directory))
+                used = []
+                for n in (1, rollouts):
+                    os.environ["LABTOOLS_SECRET"] = SECRET  # the taskset takes it out again
+                    before = _cpu_s()
+                    spans[name] += run(n, Path(directory))
+                    used.append(_cpu_s() - before)
+                cpu[name].append((used[1] - used[0]) / (rollouts - 1))
     in_process = _in_process_s(calls, few(20, 2))
     medians = {
         name: [statistics.median(s[i] for s in spans[name]) for i in range(3)] for name in spans
     }
+    per_rollout_cpu = {name: statistics.median(cpu[name]) for name in cpu}
     for name in evals:
         total, setup, after = medians[name]
         print(row(f"{name} rollout", total, "s", _summary([s[0] for s in spans[name]])))
         print(row("  boot and set-up (tool servers, the harness's)", setup, "s"))
         print(row("  from its first model request", after, "s"))
+        print(row("  CPU, every process of the eval", per_rollout_cpu[name], "s"))
     print(row("the same episode in process", in_process * 1e3, "ms"))
     labtools, bare = medians["labtools"], medians["bare"]
     overhead = labtools[0] - bare[0]
     print(row("overhead per rollout (labtools − bare)", overhead * 1e3, "ms", f"goal ≤ {GOAL_S} s"))
     print(row("  from the first model request on", (labtools[2] - bare[2]) * 1e3, "ms"))
+    cpu_overhead = per_rollout_cpu["labtools"] - per_rollout_cpu["bare"]
+    print(row("  CPU", cpu_overhead * 1e3, "ms"))
     print(
         row(
             "labtools rollout − the episode in process",

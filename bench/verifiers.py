@@ -148,6 +148,16 @@ def main() -> None:
     if importlib.util.find_spec("verifiers") is None:
         print("  verifiers is not installed in this environment (it is on Python 3.11): not run")
         return
+    environment, path = dict(os.environ), list(sys.path)
+    try:
+        _measure()
+    finally:  # the benchmarks run after this one see the process as it was
+        os.environ.clear()
+        os.environ.update(environment)
+        sys.path[:] = path
+
+
+def _measure() -> None:
     sys.path.insert(0, str(ROOT / "tests"))  # the stand-in model and the expert's episode
     from episodes import expert_episode
 

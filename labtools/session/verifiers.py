@@ -15,9 +15,9 @@ budget).
 Eviction: a session is closed (its lab back on the shelf) when its episode ends; a rollout
 with no call for ``idle_s`` (default 1,800 s) has its session closed, and a new rollout
 beyond ``max_sessions`` (default 128, verifiers' default ``max_concurrent``) closes the least
-recently used one. A closed rollout's later calls are refused and change nothing: after its
-episode ended, as a session refuses them; after an eviction, with ``truncated`` set (the
-rollout stops, reward 0), since its episode cannot go on.
+recently used one; none is closed during its call. A closed rollout's later calls are refused
+and change nothing: after its episode ended, as a session refuses them; after an eviction,
+with ``truncated`` set (the rollout stops, reward 0), since its episode cannot go on.
 
 The hidden truth comes from the seed and a secret: the value of the environment variable the
 config names (``secret_env``, ``LABTOOLS_SECRET``), which the first taskset made in a process

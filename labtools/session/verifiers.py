@@ -199,11 +199,8 @@ class _Rollout:
             }
 
     def report(self, state: LabState) -> None:
-        state.calls, state.terminated, state.truncated = (
-            self.calls,
-            self.terminated,
-            self.truncated,
-        )
+        """The episode as recorded, into the rollout's state (which verifiers takes back)."""
+        state.calls, state.terminated, state.truncated = self.calls, self.terminated, self.truncated
         state.reward, state.parts = self.reward, dict(self.parts)
 
 

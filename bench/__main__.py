@@ -24,6 +24,7 @@ MODULES = (
     "rewind",
     "sessions",
     "openenv",
+    "verifiers",
     "pool",
     "memory",
     "calibration",

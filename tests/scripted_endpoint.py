@@ -82,10 +82,16 @@ class ChatAgent(_Endpoint):
         self.calls = list(calls)
         self.final = final
 
+    def script(self, body: dict[str, Any]) -> list[tuple[str, Any]]:
+        """The calls of the conversation ``body`` continues (``calls``; a subclass may pick
+        them by the prompt)."""
+        return self.calls
+
     def reply(self, body: dict[str, Any]) -> tuple[int, str, bytes]:
         turn = sum(1 for message in body.get("messages", []) if message.get("role") == "tool")
-        if turn < len(self.calls):
-            name, arguments = self.calls[turn]
+        calls = self.script(body)
+        if turn < len(calls):
+            name, arguments = calls[turn]
             call = {
                 "id": f"call_{turn + 1}",
                 "type": "function",

@@ -1,0 +1,125 @@
+"""What the page draws, read from a lab: its state, decks, well colours, clock and calls.
+
+:class:`Scene` is read on the view server's thread, between or even during the lab's calls:
+everything it reads is belief and contents held in Python objects, read without changing them.
+A read that meets a container changing under it (``RuntimeError``) is tried again at the next
+tick; a state read during a call may show that call half done until the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import deque
+from typing import Any
+
+from labtools.view.hooks import ColoursWells, DrawsDeck
+
+__all__ = ["CALLS_KEPT", "Calls", "Scene", "call_entry"]
+
+#: calls the view keeps for a page that opens later (the most recent)
+CALLS_KEPT = 500
+#: characters of a call's arguments or result shown in the log
+SHOWN = 240
+
+
+class Scene:
+    """The lab as the page draws it: :meth:`layout` (what sits where, changing only when
+    something moves) and :meth:`state` (what is believed and held now)."""
+
+    def __init__(self, lab: Any) -> None:
+        self.lab = lab
+        self._layouts: dict[str, dict[str, Any]] = {}
+        self.layout_version = 0
+
+    def read(self) -> tuple[dict[str, Any], bool]:
+        """The state now, and whether the layout changed since the last read."""
+        lab = self.lab
+        decks: dict[str, Any] = {}
+        moved = False
+        for name, instrument in lab.instruments.items():
+            if isinstance(instrument, DrawsDeck):
+                drawing = instrument.deck_drawing()
+                layout = drawing["layout"]
+                if self._layouts.get(name) is not layout:
+                    self._layouts[name] = layout
+                    moved = True
+                decks[name] = {"volumes": drawing["volumes"], "tips_used": drawing["tips_used"]}
+        if moved:
+            self.layout_version += 1
+        colours: dict[str, str] = {}
+        for shared in lab.shared.values():
+            if isinstance(shared, ColoursWells):
+                colours.update(shared.well_colours())
+        state = lab.state()
+        clock = state.pop("clock_s", None)
+        return {
+            "layout_version": self.layout_version,
+            "clock_s": clock,
+            "decks": decks,
+            "colours": colours,
+            "instruments": state,
+        }, moved
+
+    def layout(self) -> dict[str, Any]:
+        """Every deck's layout as last read, with its version."""
+        return {"layout_version": self.layout_version, "decks": dict(self._layouts)}
+
+
+class Calls:
+    """The calls a lab made while watched: each journal event as it comes (cheap: kept as
+    given), worded for the page when read. Thread-safe for one writer and one reader."""
+
+    def __init__(self, kept: int = CALLS_KEPT) -> None:
+        self._events: deque[tuple[int, dict[str, Any]]] = deque(maxlen=kept)
+        self.count = 0
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        """The lab's watcher: one journal event."""
+        self.count += 1
+        self._events.append((self.count, event))
+
+    def since(self, seen: int) -> list[dict[str, Any]]:
+        """Entries of the calls after the ``seen``-th, oldest first (those still kept)."""
+        if seen >= self.count:
+            return []
+        return [call_entry(n, event) for n, event in list(self._events) if n > seen]
+
+
+def call_entry(n: int, event: dict[str, Any]) -> dict[str, Any]:
+    """One call as the log shows it: tool, arguments and result in short, or the refusal's
+    code, message, field and hint (``shadow`` when the shadow twin refused it)."""
+    entry: dict[str, Any] = {
+        "n": n,
+        "seq": event.get("seq"),
+        "tool": str(event.get("tool")),
+        "arguments": _short(event.get("arguments")),
+        "ok": bool(event.get("ok")),
+        "virtual_time_s": _number(event.get("virtual_time_s")),
+        "virtual_s": _number(event.get("virtual_s")),
+    }
+    if entry["ok"]:
+        entry["result"] = _short(event.get("data"))
+    else:
+        error = event.get("error") or {}
+        entry["error"] = {
+            key: str(error[key])
+            for key in ("code", "message", "field", "hint")
+            if error.get(key) is not None
+        }
+        entry["shadow"] = bool(error.get("shadow"))
+    return entry
+
+
+def _short(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr, separators=(", ", ": "))
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None

@@ -195,3 +195,15 @@ def test_serve_with_view_serves_the_mcp_servers_lab():
         assert process.stdin is not None
         process.stdin.close()  # the end of stdio: the server stops
         process.wait(timeout=60)
+
+
+def test_a_fast_run_sends_its_most_recent_calls():
+    lab = Lab.virtual(0)
+    calls = Calls(kept=4)
+    lab.watch(calls)
+    for _ in range(6):
+        lab.call("lh_get_deck", {})
+    assert [e["n"] for e in calls.since(0)] == [3, 4, 5, 6]  # the 4 kept
+    assert [e["n"] for e in calls.since(0, limit=2)] == [5, 6]
+    assert [e["n"] for e in calls.since(5, limit=2)] == [6]
+    assert calls.since(6) == []

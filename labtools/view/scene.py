@@ -79,11 +79,13 @@ class Calls:
         self.count += 1
         self._events.append((self.count, event))
 
-    def since(self, seen: int) -> list[dict[str, Any]]:
-        """Entries of the calls after the ``seen``-th, oldest first (those still kept)."""
-        if seen >= self.count:
+    def since(self, seen: int, limit: int = CALLS_KEPT) -> list[dict[str, Any]]:
+        """Entries of the calls after the ``seen``-th, oldest first: the most recent ``limit``
+        of them, of those still kept (a gap in their numbers ``n`` says calls were left out)."""
+        first = max(seen, self.count - limit)
+        if first >= self.count:
             return []
-        return [call_entry(n, event) for n, event in list(self._events) if n > seen]
+        return [call_entry(n, event) for n, event in list(self._events) if n > first]
 
 
 def call_entry(n: int, event: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,10 @@ on a thread of its own, so a script, a session or an MCP server goes on as befor
 Cost to the lab: its watcher (:class:`~labtools.view.scene.Calls`) appends each call's event to
 a deque. The state is read on the server's thread, only while a page is connected, at most
 every :data:`MIN_INTERVAL_S` after a call and every :data:`IDLE_INTERVAL_S` otherwise, and
-never more often than 20 times the time a read takes (at most 5 % of a core).
+never more often than 20 times the time a read takes (at most 5 % of a core). Calls go to the
+pages at most every :data:`MIN_INTERVAL_S` too, at most :data:`CALLS_SENT` at a time (the most
+recent: a lab making thousands of calls a second shows the latest, and says how many it left
+out; the journal has them all).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 from labtools.view.scene import Calls, Scene
 
-__all__ = ["IDLE_INTERVAL_S", "MIN_INTERVAL_S", "ViewServer"]
+__all__ = ["CALLS_SENT", "IDLE_INTERVAL_S", "MIN_INTERVAL_S", "ViewServer"]
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +36,11 @@ log = logging.getLogger(__name__)
 MIN_INTERVAL_S = 0.1
 #: how often the state is read with no call (s): time passing, a session rewound, a long call
 IDLE_INTERVAL_S = 1.0
-#: how often the server looks for news (s)
+#: the most calls sent to a page at a time (the most recent)
+CALLS_SENT = 50
+#: how often the server looks for news while a page is connected (s), and while none is
 TICK_S = 0.025
+IDLE_TICK_S = 0.25
 #: a state read may take this share of the server's time at most
 BUSY_SHARE = 0.05
 
@@ -57,6 +63,16 @@ class _Hub:
         self._last = 0.0
         self._gap = MIN_INTERVAL_S
         self._news: asyncio.Event | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server's, once it runs
+
+    def close(self) -> None:
+        """Stop watching the lab and end every stream (from any thread)."""
+        self.closed = True
+        self.unwatch()
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop has just stopped
+                loop.call_soon_threadsafe(self.news().set)
 
     def news(self) -> asyncio.Event:
         if self._news is None:
@@ -91,14 +107,16 @@ class _Hub:
 
     async def pump(self) -> None:
         """Read the state when due, while pages are connected."""
+        told_at = 0.0
         while not self.closed:
             if self.clients or self.state is None:
                 self.refresh(force=self.state is None)
-            if self.calls.count != self._told:  # new calls for the log, state or not
-                self._told = self.calls.count
+            now = time.perf_counter()
+            if self.calls.count != self._told and now - told_at >= MIN_INTERVAL_S:
+                self._told, told_at = self.calls.count, now  # new calls for the log
                 self.news().set()
                 self._news = asyncio.Event()
-            await asyncio.sleep(TICK_S)
+            await asyncio.sleep(TICK_S if self.clients else IDLE_TICK_S)
 
     async def stream(self) -> AsyncIterator[str]:
         """One page's events: the layout, the state and the calls, then each change."""
@@ -115,13 +133,12 @@ class _Hub:
                 if self.state_text != state_sent:
                     state_sent = self.state_text
                     out.append(_event("state", state_sent))
-                entries = self.calls.since(calls_seen)
+                entries = self.calls.since(calls_seen, CALLS_SENT)
                 if entries:
                     calls_seen = entries[-1]["n"]
                     out.append(_event("calls", json.dumps(entries, separators=(",", ":"))))
-                if out:
+                if out:  # then wait: news while this was sent has set ``news``
                     yield "".join(out)
-                    continue
                 try:
                     await asyncio.wait_for(news.wait(), timeout=15.0)
                 except TimeoutError:
@@ -181,7 +198,8 @@ class ViewServer:
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Any) -> AsyncIterator[None]:
-            pump = asyncio.get_running_loop().create_task(hub.pump())
+            hub.loop = asyncio.get_running_loop()
+            pump = hub.loop.create_task(hub.pump())
             try:
                 yield
             finally:
@@ -215,8 +233,7 @@ class ViewServer:
 
     def stop(self) -> None:
         if self._hub is not None:
-            self._hub.closed = True
-            self._hub.unwatch()
+            self._hub.close()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

@@ -207,3 +207,22 @@ def test_a_fast_run_sends_its_most_recent_calls():
     assert [e["n"] for e in calls.since(0, limit=2)] == [5, 6]
     assert [e["n"] for e in calls.since(5, limit=2)] == [6]
     assert calls.since(6) == []
+
+
+def test_a_lab_without_a_deck_or_world_shows_its_state_and_calls(lab):
+    scene = Scene(lab)
+    state, moved = scene.read()
+    assert not moved and state["decks"] == {} and state["colours"] == {}
+    assert set(state["instruments"]) == set(lab.instruments)
+    json.dumps(state)  # JSON-able
+
+
+def test_a_session_is_viewed_through_its_lab():
+    from labtools.session import Session
+
+    with Session("standard_curve") as session:
+        session.reset(seed=3)
+        with view(session) as url:
+            with urllib.request.urlopen(url + "state", timeout=30) as response:
+                state = json.loads(response.read())
+            assert "lh" in state["decks"] and state["colours"]

@@ -32,14 +32,14 @@ __all__ = ["CALLS_SENT", "IDLE_INTERVAL_S", "MIN_INTERVAL_S", "ViewServer"]
 
 log = logging.getLogger(__name__)
 
-#: the shortest time between two state reads (s): a page follows a busy lab at 10 frames a second
-MIN_INTERVAL_S = 0.1
+#: the shortest time between two state reads (s): a page follows a busy lab at 5 frames a second
+MIN_INTERVAL_S = 0.2
 #: how often the state is read with no call (s): time passing, a session rewound, a long call
 IDLE_INTERVAL_S = 1.0
 #: the most calls sent to a page at a time (the most recent)
-CALLS_SENT = 50
+CALLS_SENT = 20
 #: how often the server looks for news while a page is connected (s), and while none is
-TICK_S = 0.025
+TICK_S = 0.05
 IDLE_TICK_S = 0.25
 #: a state read may take this share of the server's time at most
 BUSY_SHARE = 0.05
@@ -166,7 +166,8 @@ class ViewServer:
         self.lab, self.host, self.port = lab, host, port
         self._hub: _Hub | None = None
         self._server: Any = None
-        self._thread: threading.Thread | None = None
+        #: the thread serving the view, while it runs
+        self.thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
@@ -221,11 +222,11 @@ class ViewServer:
             timeout_graceful_shutdown=1,
         )
         self._server = server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=server.run, name="labtools-view", daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=server.run, name="labtools-view", daemon=True)
+        self.thread.start()
         deadline = time.monotonic() + timeout
         while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise OSError(f"the view could not listen on {self.host}:{self.port}")
             time.sleep(0.01)
         self.port = server.servers[0].sockets[0].getsockname()[1]
@@ -236,6 +237,6 @@ class ViewServer:
             self._hub.close()
         if self._server is not None:
             self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
-            self._thread = None
+        if self.thread is not None:
+            self.thread.join(timeout=5.0)
+            self.thread = None

@@ -12,7 +12,7 @@ import pytest
 from labtools import Lab
 from labtools.journal import WALL_CLOCK_KEYS
 from labtools.view import view
-from labtools.view.scene import Calls, Scene, call_entry
+from labtools.view.scene import Calls, Scene, call_entry, plate_reading
 
 UL = "microliter"
 
@@ -226,3 +226,34 @@ def test_a_session_is_viewed_through_its_lab():
             with urllib.request.urlopen(url + "state", timeout=30) as response:
                 state = json.loads(response.read())
             assert "lh" in state["decks"] and state["colours"]
+
+
+def test_the_latest_plate_reading_is_found_among_the_calls():
+    read = {
+        "tool": "reader_read_absorbance",
+        "ok": True,
+        "data": {
+            "plate": "plate_1",
+            "wavelength": {"value": 500.0, "unit": "nanometer"},
+            "unit": "OD",
+            "values": {"A2": 0.04},
+            "saturated": [],
+            "over_range": ["A1"],
+        },
+    }
+    assert plate_reading(7, read) == {
+        "n": 7,
+        "tool": "reader_read_absorbance",
+        "plate": "plate_1",
+        "unit": "OD",
+        "wavelength_nm": 500.0,
+        "values": {"A2": 0.04},
+        "saturated": [],
+        "over_range": ["A1"],
+    }
+    assert plate_reading(1, {"tool": "lh_get_deck", "ok": True, "data": {"labware": []}}) is None
+    assert plate_reading(1, {**read, "ok": False}) is None
+    calls = Calls()
+    calls(read)
+    calls({"tool": "lh_get_deck", "ok": True, "data": {}})
+    assert calls.latest_reading()["n"] == 1

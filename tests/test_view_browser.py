@@ -192,3 +192,36 @@ def test_the_page_asks_nothing_off_the_machine_and_the_guard_would_see_it(page):
         while not page.off_machine and time.monotonic() < deadline:
             page.wait_for_timeout(50)
         assert page.off_machine == ["http://192.0.2.1/x"]
+
+
+def test_a_reading_shows_as_a_heatmap_with_its_over_range_well_marked(page, tmp_path):
+    lab = Lab.virtual(0)
+    with view(lab) as url:
+        page.goto(url)
+        page.wait_for_function("window.labview.state !== null && window.labview.wells.size > 0")
+        lab.lh.pick_up_tips("tips_300ul", [0])
+        lab.lh.aspirate([{"channel": 0, "well": "reservoir:A4", "volume": "300 uL"}])
+        lab.lh.dispense([{"channel": 0, "well": "plate_1:A1", "volume": "300 uL"}])
+        lab.lh.move_plate("plate_1", "reader")
+        wavelength = {"value": 500, "unit": "nanometer"}
+        read = lab.call(
+            "reader_read_absorbance", {"plate": "plate_1", "wavelength": wavelength, "wells": []}
+        )
+        assert read.ok and read.data is not None and read.data["over_range"] == ["A1"]
+        marked = page.locator('#reading [data-reading-well="A1"]')
+        marked.wait_for(timeout=30_000)
+        assert marked.get_attribute("data-flag") == "over_range"
+        assert page.locator("#reading [data-reading-well]").count() == 96
+        assert page.locator('#reading [data-flag="over_range"]').count() == 1
+        title = page.text_content("#reading-title") or ""
+        assert "reader_read_absorbance, plate_1, 500 nm (OD)" in title and "1 over range" in title
+        # every other well coloured on the scale, with its value
+        b1 = page.locator('#reading [data-reading-well="B1"]')
+        assert (
+            b1.get_attribute("data-flag") == "" and b1.get_attribute("fill", timeout=1000) != "none"
+        )
+        # the plate is drawn in the reader on the deck
+        box = page.locator('#deck rect[data-name="plate_1"] title').text_content()
+        assert box == "plate_1 on reader"
+        _shot(page, "live-view-reading.png", tmp_path)
+    assert page.off_machine == [] and page.errors == []

@@ -15,7 +15,7 @@ from typing import Any
 
 from labtools.view.hooks import ColoursWells, DrawsDeck
 
-__all__ = ["CALLS_KEPT", "Calls", "Scene", "call_entry"]
+__all__ = ["CALLS_KEPT", "Calls", "Scene", "call_entry", "plate_reading"]
 
 #: calls the view keeps for a page that opens later (the most recent)
 CALLS_KEPT = 500
@@ -27,8 +27,9 @@ class Scene:
     """The lab as the page draws it: :meth:`layout` (what sits where, changing only when
     something moves) and :meth:`state` (what is believed and held now)."""
 
-    def __init__(self, lab: Any) -> None:
+    def __init__(self, lab: Any, calls: Calls | None = None) -> None:
         self.lab = lab
+        self.calls = calls
         self._layouts: dict[str, dict[str, Any]] = {}
         self.layout_version = 0
 
@@ -59,6 +60,7 @@ class Scene:
             "decks": decks,
             "colours": colours,
             "instruments": state,
+            "reading": self.calls.latest_reading() if self.calls is not None else None,
         }, moved
 
     def layout(self) -> dict[str, Any]:
@@ -86,6 +88,41 @@ class Calls:
         if first >= self.count:
             return []
         return [call_entry(n, event) for n, event in list(self._events) if n > first]
+
+    def latest_reading(self) -> dict[str, Any] | None:
+        """The most recent plate reading among the calls kept (:func:`plate_reading`)."""
+        for n, event in reversed(list(self._events)):
+            reading = plate_reading(n, event)
+            if reading is not None:
+                return reading
+        return None
+
+
+def plate_reading(n: int, event: dict[str, Any]) -> dict[str, Any] | None:
+    """A call's plate reading as the page's heatmap takes it, or ``None``: a result naming a
+    ``plate`` with ``values`` per well (numbers), and the wells listed as ``saturated`` or
+    ``over_range`` (read, but no number given)."""
+    data = event.get("data") if event.get("ok") else None
+    if not isinstance(data, dict) or not isinstance(data.get("plate"), str):
+        return None
+    values = data.get("values")
+    if not isinstance(values, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in values.values()
+    ):
+        return None
+    wavelength = data.get("wavelength")
+    return {
+        "n": n,
+        "tool": str(event.get("tool")),
+        "plate": data["plate"],
+        "unit": str(data.get("unit", "")),
+        "wavelength_nm": _number(wavelength.get("value"))
+        if isinstance(wavelength, dict) and wavelength.get("unit") == "nanometer"
+        else None,
+        "values": {str(k): _number(v) for k, v in values.items()},
+        "saturated": [str(w) for w in data.get("saturated") or []],
+        "over_range": [str(w) for w in data.get("over_range") or []],
+    }
 
 
 def call_entry(n: int, event: dict[str, Any]) -> dict[str, Any]:

@@ -49,8 +49,8 @@ class _Hub:
     """The latest state and the calls, shared by every page's stream (the server's loop)."""
 
     def __init__(self, lab: Any) -> None:
-        self.scene = Scene(lab)
         self.calls = Calls()
+        self.scene = Scene(lab, self.calls)
         self.unwatch = lab.watch(self.calls)
         self.state: dict[str, Any] | None = None
         self.state_text = "null"

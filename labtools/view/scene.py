@@ -74,12 +74,17 @@ class Calls:
 
     def __init__(self, kept: int = CALLS_KEPT) -> None:
         self._events: deque[tuple[int, dict[str, Any]]] = deque(maxlen=kept)
+        self._reading: tuple[int, dict[str, Any]] | None = None
         self.count = 0
 
     def __call__(self, event: dict[str, Any]) -> None:
-        """The lab's watcher: one journal event."""
+        """The lab's watcher: one journal event (and, if it may be a plate reading, kept as
+        the latest one: one look at its data, not a scan of the calls at each read)."""
         self.count += 1
         self._events.append((self.count, event))
+        data = event.get("data")
+        if type(data) is dict and "values" in data:
+            self._reading = (self.count, event)
 
     def since(self, seen: int, limit: int = CALLS_KEPT) -> list[dict[str, Any]]:
         """Entries of the calls after the ``seen``-th, oldest first: the most recent ``limit``
@@ -90,12 +95,10 @@ class Calls:
         return [call_entry(n, event) for n, event in list(self._events) if n > first]
 
     def latest_reading(self) -> dict[str, Any] | None:
-        """The most recent plate reading among the calls kept (:func:`plate_reading`)."""
-        for n, event in reversed(list(self._events)):
-            reading = plate_reading(n, event)
-            if reading is not None:
-                return reading
-        return None
+        """The most recent call that may be a plate reading, as :func:`plate_reading` words it
+        (``None`` if it is not one after all)."""
+        reading = self._reading
+        return plate_reading(*reading) if reading is not None else None
 
 
 def plate_reading(n: int, event: dict[str, Any]) -> dict[str, Any] | None:

@@ -185,9 +185,14 @@ def test_serve_with_view_serves_the_mcp_servers_lab():
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()
-        found = re.search(r"live view at (http://127\.0\.0\.1:\d+/)", line)
-        assert found, line
+        lines = []  # the server's first lines on stderr, until the view's address
+        found = None
+        while found is None and len(lines) < 50:
+            lines.append(process.stderr.readline())
+            found = re.search(r"live view at (http://127\.0\.0\.1:\d+/)", lines[-1])
+            if not lines[-1]:
+                break  # stderr closed: the server stopped
+        assert found, lines
         with urllib.request.urlopen(found.group(1) + "state", timeout=30) as response:
             state = json.loads(response.read())
         assert state["decks"]["lh"]["volumes"]["reservoir:A1"] == 15000.0

@@ -10,7 +10,7 @@ LAYOUT := build/src
 INTEROP := tests/interop
 CLIENTS := $(INTEROP)/node_modules/.installed
 
-.PHONY: test demo bench bench-quick lint typecheck schemas clean clients
+.PHONY: test demo bench bench-quick lint typecheck schemas clean clients browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP) clients
+test: $(STAMP) clients browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
@@ -26,6 +26,16 @@ test: $(STAMP) clients
 clients:
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(CLIENTS); \
 	else echo "no npm on this machine: the MCP interop tests will be skipped"; fi
+
+# The browser tests' Chromium (tests/test_view_browser.py): Debian's chromium-headless-shell,
+# installed with apt where this runs as root (as CI does); Playwright drives it, and downloads
+# no browser. Elsewhere the browser tests are skipped (and fail under CI=true).
+CHROMIUM := /usr/lib/chromium/chromium-headless-shell
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell; \
+	else echo "no chromium-headless-shell and no apt as root: the browser tests will be skipped"; fi
 
 $(CLIENTS): $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error

@@ -30,6 +30,7 @@ MODULES = (
     "calibration",
     "fidelity",
     "sweet_spot",
+    "view",
 )
 
 parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks in turn.")

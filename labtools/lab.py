@@ -8,7 +8,7 @@ import difflib
 import logging
 import threading
 import time
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -74,6 +74,8 @@ class Lab:
     #: whether a fault on an instrument says the belief may be stale (not on a twin, whose
     #: belief is mirrored afresh before each call and whose refusal never reached hardware)
     _says_stale = True
+    #: callbacks given each call's journal event (:meth:`watch`)
+    _watchers: tuple[Callable[[dict[str, Any]], None], ...] = ()
 
     def __init__(
         self,
@@ -367,6 +369,22 @@ class Lab:
         event["wall_s"] = time.perf_counter() - started
         self._describe(event, result)
         self.journal.record(event)
+        for watcher in self._watchers:
+            try:
+                watcher(event)
+            except Exception:  # a watcher's fault never fails the call
+                log.exception("a watcher of %s failed", name)
+
+    def watch(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Have ``callback(event)`` called with each call's journal event once it is recorded,
+        on the thread that made the call (keep it quick; its exceptions are logged, never
+        raised), until the function returned is called. What a live view follows."""
+        self._watchers = (*self._watchers, callback)
+
+        def unwatch() -> None:
+            self._watchers = tuple(w for w in self._watchers if w is not callback)
+
+        return unwatch
 
     def _describe(self, event: dict[str, Any], result: ToolResult) -> None:
         """What an export needs besides the call (:mod:`labtools.records`): the first call of

@@ -78,10 +78,23 @@ BALANCE_AT = (700.0, 100.0, 100.0)
 
 @dataclass
 class VirtualDeck:
-    """The PLR deck and the PLR plate reader placed on it."""
+    """The PLR deck and the PLR plate reader placed on it; with its world, the colour of every
+    filled container (the live view's ``well_colours`` hook, :mod:`..well_colours`)."""
 
     deck: Deck
     reader: PlateReader
+    world: World | None = None
+
+    def well_colours(self) -> dict[str, str]:
+        """Container key → ``"#rrggbb"``: each filled container's colour in daylight."""
+        if self.world is None:
+            return {}
+        colours = self.__dict__.get("_colours")
+        if colours is None:
+            from labtools.simulators.well_colours import WellColours
+
+            colours = self.__dict__["_colours"] = WellColours(self.deck, self.world)
+        return colours.well_colours()
 
 
 def virtual_deck(
@@ -117,7 +130,7 @@ def virtual_deck(
     if in_reader is not None:
         _load_reader(deck, reader, in_reader)
     _believe_stocks(deck, world)
-    return VirtualDeck(deck, reader)
+    return VirtualDeck(deck, reader, world)
 
 
 def _load_reader(deck: Deck, reader: PlateReader, name: str) -> None:

@@ -33,6 +33,7 @@ from labtools.drivers.pylabrobot import multichannel
 from labtools.drivers.pylabrobot.batch import plan
 from labtools.drivers.pylabrobot.checks import check_tip_range, in_unit
 from labtools.drivers.pylabrobot.deck_view import DeckView
+from labtools.drivers.pylabrobot.drawing import DeckDrawing
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
 from labtools.drivers.pylabrobot.internals import check_resources_by_identity
@@ -381,6 +382,14 @@ class PLRLiquidHandler(LiquidHandler):
             "labels": dict(self.labels),
             "free_sites": self.view.free_sites(),
         }
+
+    def deck_drawing(self) -> dict[str, Any]:
+        """The deck as the live view draws it (:mod:`.drawing`): boxes, wells with believed
+        volumes, tips present or used. JSON-able; never a simulator's truth."""
+        drawing = self.__dict__.get("_drawing")
+        if drawing is None:
+            drawing = self.__dict__["_drawing"] = DeckDrawing(self.view.deck)
+        return drawing.draw()
 
     # -- helpers -------------------------------------------------------------------------------
     def _configured(self, ref: str, setting: str) -> tuple[Container, str]:

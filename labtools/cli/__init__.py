@@ -8,12 +8,12 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import EntryPoint
 
-from labtools.cli import catalog, demo, episodes, preflight, records, serve
+from labtools.cli import catalog, demo, episodes, preflight, records, serve, view
 from labtools.cli.logs import LEVELS, log_to_stderr
 from labtools.config import ConfigError
 
 #: subcommand modules; each has ``register(subparsers)`` setting ``func`` on its parser
-COMMANDS = (catalog, demo, serve, preflight, episodes, records)
+COMMANDS = (catalog, demo, serve, preflight, episodes, records, view)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

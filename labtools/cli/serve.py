@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labtools.cli.common import add_lab_options, open_lab
 from labtools.journal import Journal
@@ -47,6 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run every call that moves anything on a simulated twin of the lab first; a call "
         "the twin refuses never reaches the instruments (docs/shadow-runs.md)",
     )
+    serve.add_argument(
+        "--view",
+        action="store_true",
+        help="also serve the lab's live view in the browser, on loopback (docs/view.md)",
+    )
+    serve.add_argument(
+        "--view-port", type=int, default=8770, help="the live view's port (default 8770; 0: any)"
+    )
     serve.set_defaults(func=_serve)
 
 
@@ -84,6 +92,10 @@ def _serve(args: argparse.Namespace) -> int:
                 cache.store(key, tools)
 
         slot.on_ready(check)
+    views: list[Any] = []
+    if args.view:
+        slot.on_ready(lambda lab: views.append(_open_view(lab, args.view_port)))
+        slot.start()  # the page shows the lab from the start, not from the first request
     server = serve_slot(slot, catalogue)
     try:
         if args.transport == "stdio":
@@ -93,5 +105,16 @@ def _serve(args: argparse.Namespace) -> int:
                 server, host=args.host, port=args.port, token=args.token, allowed=args.allow_host
             )
     finally:
+        for view in views:
+            view.stop()
         slot.close()
     return 0
+
+
+def _open_view(lab: ToolHost, port: int) -> Any:
+    """Serve the live view of ``lab`` on loopback; its URL on stderr (stdout may carry MCP)."""
+    from labtools.view import open_view
+
+    view = open_view(lab, port=port)
+    print(f"labtools serve: live view at {view.url}", file=sys.stderr, flush=True)
+    return view

@@ -1,0 +1,83 @@
+"""``labtools view``: the live view of a lab in the browser, while a plan runs on it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+from labtools.cli.common import add_lab_options
+
+DESCRIPTION = """\
+Build the lab and serve its live view on loopback: the deck (labware on their sites, tips
+present and used, the plate in the reader), every well in the colour of what it holds with its
+believed volume, the call log with each refusal's code and hint, and the virtual clock. The page
+is one self-contained file: it loads nothing from anywhere but this server.
+
+With --run PLAN, the plan runs on the lab once the view is up: a journal (.jsonl: every call
+in it is made again, in order) or a Python protocol (.py) defining run(lab). --pace waits after
+each call, so a person can follow. The view stays up until Ctrl-C (or --exit, for scripts)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "view",
+        help="serve the lab's live view (deck, well colours, calls, clock) on loopback",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_lab_options(parser)
+    parser.add_argument("--port", type=int, default=8770, help="port (default 8770; 0: any)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)"
+    )
+    parser.add_argument("--run", type=Path, default=None, metavar="PLAN", help="plan to run")
+    parser.add_argument(
+        "--pace", type=float, default=0.0, metavar="S", help="seconds to wait after each call"
+    )
+    parser.add_argument(
+        "--exit", action="store_true", help="stop once the plan has run instead of serving on"
+    )
+    parser.set_defaults(func=_view)
+
+
+def _view(args: argparse.Namespace) -> int:
+    from labtools.cli.common import open_lab
+    from labtools.server.run import is_loopback
+    from labtools.shadow_plan import PlanError, load_plan
+    from labtools.view import open_view
+
+    if not is_loopback(args.host):
+        print("labtools view: the view serves loopback addresses only", file=sys.stderr)
+        return 2
+    if args.pace < 0:
+        print("labtools view: --pace must be 0 or more seconds", file=sys.stderr)
+        return 2
+    try:
+        plan = load_plan(args.run) if args.run is not None else None
+    except (PlanError, OSError) as exc:
+        print(f"labtools view: {exc}", file=sys.stderr)
+        return 2
+    lab = open_lab(args)
+    if args.pace:
+        lab.watch(lambda event: time.sleep(args.pace))
+    server = open_view(lab, host=args.host, port=args.port)
+    print(f"labtools view: {server.url}", flush=True)
+    status = 0
+    try:
+        if plan is not None:
+            try:
+                plan(lab)
+            except Exception as exc:  # the protocol's own failure: said, the view stays up
+                print(f"labtools view: the plan stopped: {exc}", file=sys.stderr)
+                status = 1
+        if not args.exit:
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        lab.close()
+    return status

@@ -1,0 +1,37 @@
+"""The live view: a lab's deck, wells, calls and clock in a browser, as the lab runs.
+
+``with view(lab) as url:`` serves the page on loopback from a thread while the block runs a
+protocol; ``open_view(lab)`` returns the running :class:`ViewServer` (``stop()`` ends it);
+``labtools view`` and ``labtools serve --view`` do the same from the command line. A session
+(anything with a ``lab``) is viewed through its lab. The page is one self-contained HTML file:
+it loads nothing from anywhere but the server that served it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from labtools.view.server import ViewServer
+
+__all__ = ["ViewServer", "open_view", "view"]
+
+
+def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer:
+    """Start serving the view of ``lab`` (a :class:`~labtools.Lab`, or a session's lab) on
+    ``host:port`` (``port=0``: a free port); the server's ``url`` is the page."""
+    target = getattr(lab, "lab", lab)
+    server = ViewServer(target, host=host, port=port)
+    server.start()
+    return server
+
+
+@contextmanager
+def view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve the view of ``lab`` while the block runs; yields the page's URL."""
+    server = open_view(lab, host=host, port=port)
+    try:
+        yield server.url
+    finally:
+        server.stop()

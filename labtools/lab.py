@@ -422,6 +422,12 @@ class Lab:
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self.instruments]
 
+    def _repr_html_(self) -> str:
+        """The lab in a notebook: its decks drawn, wells in their colours, its state."""
+        from labtools.view.notebook import lab_html
+
+        return lab_html(self)
+
     # -- episodes ------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
         """A snapshot of every instrument's state, for :meth:`rewind`.

@@ -31,6 +31,13 @@ class ToolResult:
     def to_dict(self) -> dict[str, Any]:
         return {"ok": True, "data": self.data} if self.ok else {"ok": False, "error": self.error}
 
+    def _repr_html_(self) -> str | None:
+        """A plate reading's result in a notebook: its heatmap (other results: ``None``, and
+        the notebook shows the plain form)."""
+        from labtools.view.notebook import reading_html
+
+        return reading_html(self.data) if self.ok and self.data is not None else None
+
     def unwrap(self) -> dict[str, Any]:
         """The data, or the error raised as its typed :class:`ToolError`."""
         if self.ok:

@@ -14,6 +14,7 @@ import numpy as np
 
 from labtools.demo.protocol import REPLICATE_ROWS, Outcome
 from labtools.instruments.plate_reader import ACCURATE_OD
+from labtools.instruments.plate_reader_values import plate_flags
 
 ROWS, COLUMNS = "ABCDEFGH", range(1, 13)
 #: how the plate marks a reading above the accurate range, one below it, and a well with none
@@ -40,18 +41,6 @@ def _save(figure: Any, path: Path) -> Path:
     figure.savefig(path)
     _pyplot().close(figure)
     return path
-
-
-def plate_flags(
-    values: dict[str, float],
-    unread: tuple[str, ...] = (),
-    accurate: tuple[float, float] = ACCURATE_OD,
-) -> dict[str, str]:
-    """Each flagged well: ``"high"`` (read above the accurate range), ``"low"`` (below it) or
-    ``"unread"`` (no number: over the reader's range or saturated)."""
-    low, high = accurate
-    flags = {w: "high" if v > high else "low" for w, v in values.items() if not low <= v <= high}
-    return flags | dict.fromkeys(unread, "unread")
 
 
 def plate_figure(
@@ -243,7 +232,7 @@ def standard_curve_figure(outcome: Outcome, truth_um: float | None = None) -> An
         )
     flagged = [
         w
-        for w in plate_flags(outcome.plate_reading)
+        for w in plate_flags(outcome.plate_reading, (), ACCURATE_OD)
         if w in outcome.standards or w in outcome.unknown_wells
     ]
     if flagged:

@@ -13,7 +13,15 @@ from labtools.errors import OutOfRange, UnknownResource, brief
 from labtools.instruments.plate_reader_results import ReaderData
 from labtools.units import QuantityJSON, qty
 
-__all__ = ["echo", "od_series", "slope_per_minute", "split", "split_od", "window"]
+__all__ = [
+    "echo",
+    "od_series",
+    "plate_flags",
+    "slope_per_minute",
+    "split",
+    "split_od",
+    "window",
+]
 
 
 def echo(quantity: pint.Quantity) -> QuantityJSON:
@@ -67,6 +75,16 @@ def split(values: dict[str, float], digits: int) -> tuple[dict[str, float], list
     past the detector's range)."""
     finite = {w: round(v, digits) for w, v in values.items() if math.isfinite(v)}
     return finite, [w for w, v in values.items() if not math.isfinite(v)]
+
+
+def plate_flags(
+    values: dict[str, float], unread: Sequence[str], accurate: tuple[float, float]
+) -> dict[str, str]:
+    """Each flagged well of a reading: ``"high"`` (above the ``accurate`` range, OD),
+    ``"low"`` (below it) or ``"unread"`` (no number: over the reader's range or saturated)."""
+    low, high = accurate
+    flags = {w: "high" if v > high else "low" for w, v in values.items() if not low <= v <= high}
+    return flags | dict.fromkeys(unread, "unread")
 
 
 def window(

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from labtools.collector import paused
 from labtools.config import ConfigError, load_config, packaged
+from labtools.eager import run_eagerly
 from labtools.errors import (
     InstrumentError,
     NotSupported,
@@ -281,9 +282,10 @@ class Lab:
             kwargs = spec.bind(arguments)
             instrument = self.instruments[spec.instrument]
             async with self._lock(spec.instrument):
-                refused = await self._twin_refusal(spec, arguments)
-                if refused is not None:  # the instrument is not called, nor set up
-                    raise refused
+                if self.shadow is not None:
+                    refused = await self._twin_refusal(spec, arguments)
+                    if refused is not None:  # the instrument is not called, nor set up
+                        raise refused
                 reached = True
                 if spec.instrument not in self._ready:
                     await instrument.setup()
@@ -313,8 +315,17 @@ class Lab:
         return result
 
     def call(self, name: str, arguments: object) -> ToolResult:
-        """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread."""
-        return self.run(self.acall(name, arguments))
+        """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread.
+
+        A simulated instrument's call is stepped without starting the lab's event loop, which
+        takes over only if the call suspends (:mod:`labtools.eager`); hardware calls always
+        run on the loop."""
+        coroutine = self.acall(name, arguments)
+        if self._runner is None and asyncio._get_running_loop() is None:
+            spec = self._specs.get(name) if isinstance(name, str) else None
+            if spec is None or self.instruments[spec.instrument].simulated:
+                return run_eagerly(coroutine, self._own_loop())
+        return self.run(coroutine)
 
     def start(self, name: str, arguments: object) -> Job:
         """Start a tool call in the background and return its :class:`~labtools.jobs.Job`
@@ -329,15 +340,16 @@ class Lab:
         """Run a coroutine on the lab's own event loop and return its result."""
         if self._runner is not None:  # jobs may be running there: one loop for every call
             return self._runner.run(coroutine)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(coroutine)
-        if self._runner is None:
-            self._runner = _LoopThread()
+        if asyncio._get_running_loop() is None:
+            return self._own_loop().run_until_complete(coroutine)
+        self._runner = _LoopThread()
         return self._runner.run(coroutine)
+
+    def _own_loop(self) -> asyncio.AbstractEventLoop:
+        """The lab's event loop for synchronous calls on the caller's thread."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
 
     def _lock(self, instrument: str) -> asyncio.Lock:
         lock = self._locks.get(instrument)
@@ -353,20 +365,25 @@ class Lab:
         started: float,
         virtual_start: float | None,
     ) -> None:
+        journal = self.journal
         event: dict[str, Any] = {
-            "seq": self.journal.count + 1,
+            "seq": journal.count + 1,
             "time": time.time(),
             "tool": name,
             "arguments": arguments,
             "ok": result.ok,
         }
-        event.update({"data": result.data} if result.ok else {"error": result.error})
+        if result.ok:
+            event["data"] = result.data
+        else:
+            event["error"] = result.error
         if virtual_start is not None and self.clock is not None:
             event["virtual_time_s"] = virtual_start
             event["virtual_s"] = self.clock.now() - virtual_start
         event["wall_s"] = time.perf_counter() - started
-        self._describe(event, result)
-        self.journal.record(event)
+        if self.origin is not None or journal.path is not None:
+            self._describe(event, result)
+        journal.record(event)
 
     def _describe(self, event: dict[str, Any], result: ToolResult) -> None:
         """What an export needs besides the call (:mod:`labtools.records`): the first call of

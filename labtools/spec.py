@@ -98,7 +98,7 @@ class ToolSpec:
             raise self.schema_error(arguments, exc) from None
         except (RecursionError, TypeError, ValueError) as exc:
             raise not_json(arguments, exc) from None
-        checked = typing.cast(dict[str, Any], arguments)  # an object, per the schema
+        checked = typing.cast("dict[str, Any]", arguments)  # an object, per the schema
         return {name: convert(checked[name]) for name, convert in self._converters}
 
     def accepts(self, arguments: object) -> bool:
@@ -176,33 +176,46 @@ def _converter(param: Param) -> Callable[[Any], Any]:
     """The function that converts and checks a schema-checked value of ``param`` (built once
     per spec: the sites' walks are laid out ahead, and a pointer is spelled only for an
     error)."""
-    where = (param.name,)
+    where: Where = (None, param.name)
     within = param.within
     if param.kind == "quantity":
         quantity = _quantity_leaf(typing.cast(Dimension, param.dimension), within)
         return lambda value: quantity(value, where)
     if param.kind == "integers":
         return lambda value: [
-            _number(item, within, (*where, i), integer=True) for i, item in enumerate(value)
+            _number(item, within, (where, i), integer=True) for i, item in enumerate(value)
         ]
     if param.kind in ("integer", "number"):
         integer = param.kind == "integer"
         return lambda value: _number(value, within, where, integer=integer)
-    walks = [_walk(site.path, _leaf(site, within)) for site in param.sites]
+    sites = [(site.path, _leaf(site, within)) for site in param.sites]
+    walks = [_walk(path, leaf) for path, leaf in sites]
+    merged = _merged(sites) if len(sites) > 1 else None
 
     def convert(value: Any) -> Any:
-        for walk in walks:  # site by site, so an error is the first site's first violation
+        if merged is not None:
+            try:
+                return merged(value, where)  # every site in one pass
+            except ToolError:
+                pass  # the error to report is the site-by-site order's first: found below
+        for walk in walks:  # site by site: an error is the first site's first violation
             value = walk(value, where)
         return value
 
     return convert
 
 
-Where = tuple[Any, ...]  # the keys and indices leading to a value, spelled as a pointer on error
+#: where a value is: ``(parent, key or index)``, from ``(None, argument name)`` down; spelled
+#: as a JSON pointer only for an error
+Where = tuple[Any, Any]
 
 
-def _pointer(where: Where) -> str:
-    return "".join(f"/{escape(part)}" for part in where)
+def _pointer(where: Where | None) -> str:
+    parts = []
+    while where is not None:
+        where, part = where
+        parts.append(f"/{escape(part)}")
+    return "".join(reversed(parts))
 
 
 def _leaf(site: Site, within: Range | None) -> Callable[[Any, Where], Any]:
@@ -213,32 +226,63 @@ def _leaf(site: Site, within: Range | None) -> Callable[[Any, Where], Any]:
     return lambda value, where: _number(value, within, where, integer=integer)
 
 
-def _walk(
-    path: tuple[str | None, ...], convert: Callable[[Any, Where], Any]
-) -> Callable[[Any, Where], Any]:
+Walk = Callable[[Any, Where], Any]
+
+
+def _walk(path: tuple[str | None, ...], convert: Walk) -> Walk:
     """The function giving a node with the value(s) at ``path`` converted, copied along the way
     (the caller's arguments are never modified). A node of another shape than the path's is
     left as it is (for :meth:`ToolSpec.bind` the schema has checked the shape)."""
     if not path:
         return convert
     key, inner = path[0], _walk(path[1:], convert)
-    if key is None:
+    return _each(inner) if key is None else _at_keys({key: inner})
 
-        def each(node: Any, where: Where) -> Any:
-            if isinstance(node, dict):
-                return {k: inner(v, (*where, k)) for k, v in node.items()}
-            if isinstance(node, list | tuple):
-                return [inner(v, (*where, i)) for i, v in enumerate(node)]
+
+def _merged(sites: list[tuple[tuple[str | None, ...], Walk]]) -> Walk | None:
+    """One walk doing what the sites' :func:`_walk` do one after another (they reach disjoint
+    values), or ``None`` for sites whose paths do not nest alike."""
+    if any(not path for path, _ in sites):
+        return sites[0][1] if len(sites) == 1 else None
+    heads = list(dict.fromkeys(path[0] for path, _ in sites))
+    if heads == [None]:
+        inner = _merged([(path[1:], leaf) for path, leaf in sites])
+        return None if inner is None else _each(inner)
+    if None in heads:
+        return None
+    children = {}
+    for head in heads:
+        inner = _merged([(path[1:], leaf) for path, leaf in sites if path[0] == head])
+        if inner is None:
+            return None
+        children[head] = inner
+    return _at_keys(children)
+
+
+def _each(inner: Walk) -> Walk:
+    def each(node: Any, where: Where) -> Any:
+        if isinstance(node, (list, tuple)):  # a tuple of types: quicker than list | tuple
+            return [inner(v, (where, i)) for i, v in enumerate(node)]
+        if isinstance(node, dict):
+            return {k: inner(v, (where, k)) for k, v in node.items()}
+        return node
+
+    return each
+
+
+def _at_keys(children: dict[str | None, Walk]) -> Walk:
+    def at_keys(node: Any, where: Where) -> Any:
+        if not isinstance(node, dict):
             return node
+        out = None
+        for key, inner in children.items():
+            if key in node:  # else an optional key left out
+                if out is None:
+                    out = dict(node)
+                out[key] = inner(node[key], (where, key))
+        return node if out is None else out
 
-        return each
-
-    def at_key(node: Any, where: Where) -> Any:
-        if not isinstance(node, dict) or key not in node:
-            return node  # an optional key left out, or not an object
-        return {**node, key: inner(node[key], (*where, key))}
-
-    return at_key
+    return at_keys
 
 
 def _at_site(
@@ -246,7 +290,7 @@ def _at_site(
 ) -> Any:
     """:func:`_walk` once, with ``convert`` given the pointer under ``pointer``."""
     walk = _walk(path, lambda value, where: convert(value, pointer + _pointer(where)))
-    return walk(node, ())
+    return walk(node, None)
 
 
 def _quantity_leaf(dim: Dimension, within: Range | None) -> Callable[[Any, Where], pint.Quantity]:
@@ -288,19 +332,21 @@ def _number(value: Any, within: Range | None, where: Where, *, integer: bool) ->
     return value
 
 
-def _finite(value: float, where: Where, *more: str) -> None:
+def _finite(value: float, where: Where, part: str | None = None) -> None:
+    """Refuse a value that is not a finite number (``part``: the key under ``where`` that
+    holds it, if any)."""
     try:
         finite = math.isfinite(value)
     except OverflowError:  # an int beyond a float's range
         raise InvalidArguments(
             f"{brief(value)} is too large: not a finite number",
-            field=_pointer((*where, *more)),
+            field=_pointer(where if part is None else (where, part)),
             hint="give a finite number within ±1e308",
         ) from None
     if not finite:
         raise InvalidArguments(
             f"{brief(value)} is not a finite number",
-            field=_pointer((*where, *more)),
+            field=_pointer(where if part is None else (where, part)),
             hint="give a finite number",
         )
 

@@ -281,7 +281,9 @@ class Lab:
                 raise _unknown_tool(name, self._specs)
             kwargs = spec.bind(arguments)
             instrument = self.instruments[spec.instrument]
-            async with self._lock(spec.instrument):
+            lock = self._lock(spec.instrument)
+            await lock.acquire()  # as ``async with lock``, one coroutine fewer
+            try:
                 if self.shadow is not None:
                     refused = await self._twin_refusal(spec, arguments)
                     if refused is not None:  # the instrument is not called, nor set up
@@ -296,6 +298,8 @@ class Lab:
                 else:
                     with listening(progress):
                         data = await method(**kwargs)
+            finally:
+                lock.release()
             result = ToolResult.success(data)
         except ToolError as error:
             if reached and error.code == "instrument_error" and self._says_stale:

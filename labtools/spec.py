@@ -205,12 +205,12 @@ def _converter(param: Param) -> Callable[[Any], Any]:
     return convert
 
 
-#: where a value is: ``(parent, key or index)``, from ``(None, argument name)`` down; spelled
-#: as a JSON pointer only for an error
-Where = tuple[Any, Any]
+#: where a value is: ``(parent, key or index)``, from ``(None, argument name)`` down (``None``:
+#: the top); spelled as a JSON pointer only for an error
+Where = tuple[Any, Any] | None
 
 
-def _pointer(where: Where | None) -> str:
+def _pointer(where: Where) -> str:
     parts = []
     while where is not None:
         where, part = where

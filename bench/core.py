@@ -110,7 +110,7 @@ def main() -> None:
     call = best["call"]
     print(
         row(
-            "lab.call('lh_aspirate') (schema, units, limits, journal), simulated",
+            "lab.call('lh_aspirate'), simulated (schema, units, journal)",
             call,
             note=f"{1e6 / call:,.0f} calls/s",
         )
@@ -119,11 +119,11 @@ def main() -> None:
     print(
         row("lab.call('lh_get_deck') (a cheap read tool)", read, note=f"{1e6 / read:,.0f} calls/s")
     )
-    print(row("the same aspirate method called directly (stepped, no loop)", best["direct"]))
+    print(row("the aspirate method called directly, stepped (no loop)", best["direct"]))
     print(row("overhead of lab.call over the direct call", overhead))
-    print(row("lab.call('lh_aspirate') on hardware (the lab's event loop)", best["call_loop"]))
-    print(row("the same aspirate method called directly (own loop)", best["direct_loop"]))
-    print(row("overhead of lab.call over the direct call, both on a loop", overhead_loop))
+    print(row("lab.call('lh_aspirate'), hardware (on the lab's loop)", best["call_loop"]))
+    print(row("the aspirate method called directly, on its own loop", best["direct_loop"]))
+    print(row("overhead of lab.call over the direct call, on a loop", overhead_loop))
     print(row("floor: strict pydantic validation + pint unit conversion", floor_us))
     print(f"  overhead / floor = {overhead / floor_us:.2f}  (goal ≤ 1.3)")
     print(f"  overhead / floor, on a loop = {overhead_loop / floor_us:.2f}  (goal ≤ 1.3)")

@@ -102,6 +102,9 @@ class Lab:
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: _LoopThread | None = None
+        #: held by a synchronous call on the lab's own loop (reentrant: a tool may call the
+        #: lab again from inside, which then runs on the helper thread)
+        self._calling = threading.RLock()
         self._confirm = frozenset(confirm)
         if unknown := sorted(self._confirm - set(self._specs)):
             raise ValueError(f"confirm names no tool {unknown[0]!r}")
@@ -272,9 +275,19 @@ class Lab:
 
         ``progress`` receives ``(done, total, message)`` reports from long operations.
         """
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        return await self._acall(spec, name, arguments, progress)
+
+    async def _acall(
+        self,
+        spec: ToolSpec | None,
+        name: object,
+        arguments: object,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        """:meth:`acall` of the tool ``spec`` (``None``: no tool of that name)."""
         started = time.perf_counter()
         virtual_start = self.clock.now() if self.clock is not None else None
-        spec = self._specs.get(name) if isinstance(name, str) else None
         reached = False  # whether the instrument was set up or called
         try:
             if spec is None:
@@ -323,12 +336,14 @@ class Lab:
 
         A simulated instrument's call is stepped without starting the lab's event loop, which
         takes over only if the call suspends (:mod:`labtools.eager`); hardware calls always
-        run on the loop."""
-        coroutine = self.acall(name, arguments)
+        run on the loop. Calls from several threads run one at a time."""
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        coroutine = self._acall(spec, name, arguments, None)
         if self._runner is None and asyncio._get_running_loop() is None:
-            spec = self._specs.get(name) if isinstance(name, str) else None
-            if spec is None or self.instruments[spec.instrument].simulated:
-                return run_eagerly(coroutine, self._own_loop())
+            with self._calling:  # one at a time, from whichever threads
+                if spec is None or self.instruments[spec.instrument].simulated:
+                    return run_eagerly(coroutine, self._own_loop())
+                return self._own_loop().run_until_complete(coroutine)
         return self.run(coroutine)
 
     def start(self, name: str, arguments: object) -> Job:

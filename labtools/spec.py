@@ -98,8 +98,11 @@ class ToolSpec:
             raise self.schema_error(arguments, exc) from None
         except (RecursionError, TypeError, ValueError) as exc:
             raise not_json(arguments, exc) from None
-        checked = typing.cast("dict[str, Any]", arguments)  # an object, per the schema
-        return {name: convert(checked[name]) for name, convert in self._converters}
+        checked: Any = arguments  # an object, per the schema
+        kwargs = {}
+        for name, convert in self._converters:
+            kwargs[name] = convert(checked[name])
+        return kwargs
 
     def accepts(self, arguments: object) -> bool:
         """Whether the raw arguments satisfy the input schema (step 1 of :meth:`bind` alone)."""

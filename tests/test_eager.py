@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -253,3 +254,45 @@ def test_a_cancellation_not_caught_cancels_the_call(loop: asyncio.AbstractEventL
     with pytest.raises(asyncio.CancelledError):
         run_eagerly(cancelled(), loop)
     assert finally_ran == [True]
+
+
+class Overlap(TypedDict):
+    overlapped: bool
+
+
+class Reentrant(Instrument):
+    """Notices a second call entering while one is in progress (the tool yields the GIL)."""
+
+    kind = "reentrant"
+    simulated = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.inside = 0
+
+    @tool(read_only=True)
+    async def enter(self) -> Overlap:
+        """Stay a moment, telling whether another call was inside meanwhile."""
+        self.inside += 1
+        time.sleep(0.0005)  # lets another thread run
+        overlapped = self.inside > 1
+        self.inside -= 1
+        return {"overlapped": overlapped}
+
+
+def test_synchronous_calls_from_several_threads_run_one_at_a_time() -> None:
+    with Lab([Reentrant("r")]) as lab:
+        results: list[Any] = []
+
+        def calls() -> None:
+            results.extend(lab.call("r_enter", {}) for _ in range(40))
+
+        threads = [threading.Thread(target=calls, daemon=True) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not any(thread.is_alive() for thread in threads), "the calls hang"
+    assert len(results) == 160
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok][:1]
+    assert not any(r.data["overlapped"] for r in results)

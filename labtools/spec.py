@@ -84,7 +84,7 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     _check: Callable[[Any], Any]
     #: each argument's name and its conversion (:func:`_converter`), in ``params`` order
-    _converters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+    _converters: tuple[tuple[str, Callable[[Any], Any]], ...]
 
     # -- JSON path -----------------------------------------------------------------------------
     def bind(self, arguments: object) -> dict[str, Any]:

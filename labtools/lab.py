@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from labtools.collector import paused
 from labtools.config import ConfigError, load_config, packaged
+from labtools.eager import run_eagerly
 from labtools.errors import (
     InstrumentError,
     NotSupported,
@@ -103,6 +104,9 @@ class Lab:
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: _LoopThread | None = None
+        #: held by a synchronous call on the lab's own loop (reentrant: a tool may call the
+        #: lab again from inside, which then runs on the helper thread)
+        self._calling = threading.RLock()
         self._confirm = frozenset(confirm)
         if unknown := sorted(self._confirm - set(self._specs)):
             raise ValueError(f"confirm names no tool {unknown[0]!r}")
@@ -273,19 +277,32 @@ class Lab:
 
         ``progress`` receives ``(done, total, message)`` reports from long operations.
         """
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        return await self._acall(spec, name, arguments, progress)
+
+    async def _acall(
+        self,
+        spec: ToolSpec | None,
+        name: object,
+        arguments: object,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        """:meth:`acall` of the tool ``spec`` (``None``: no tool of that name)."""
         started = time.perf_counter()
         virtual_start = self.clock.now() if self.clock is not None else None
-        spec = self._specs.get(name) if isinstance(name, str) else None
         reached = False  # whether the instrument was set up or called
         try:
             if spec is None:
                 raise _unknown_tool(name, self._specs)
             kwargs = spec.bind(arguments)
             instrument = self.instruments[spec.instrument]
-            async with self._lock(spec.instrument):
-                refused = await self._twin_refusal(spec, arguments)
-                if refused is not None:  # the instrument is not called, nor set up
-                    raise refused
+            lock = self._lock(spec.instrument)
+            await lock.acquire()  # as ``async with lock``, one coroutine fewer
+            try:
+                if self.shadow is not None:
+                    refused = await self._twin_refusal(spec, arguments)
+                    if refused is not None:  # the instrument is not called, nor set up
+                        raise refused
                 reached = True
                 if spec.instrument not in self._ready:
                     await instrument.setup()
@@ -296,6 +313,8 @@ class Lab:
                 else:
                     with listening(progress):
                         data = await method(**kwargs)
+            finally:
+                lock.release()
             result = ToolResult.success(data)
         except ToolError as error:
             if reached and error.code == "instrument_error" and self._says_stale:
@@ -315,8 +334,19 @@ class Lab:
         return result
 
     def call(self, name: str, arguments: object) -> ToolResult:
-        """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread."""
-        return self.run(self.acall(name, arguments))
+        """Synchronous :meth:`acall`. Inside a running event loop, it runs on a helper thread.
+
+        A simulated instrument's call is stepped without starting the lab's event loop, which
+        takes over only if the call suspends (:mod:`labtools.eager`); hardware calls always
+        run on the loop. Calls from several threads run one at a time."""
+        spec = self._specs.get(name) if isinstance(name, str) else None
+        coroutine = self._acall(spec, name, arguments, None)
+        if self._runner is None and asyncio._get_running_loop() is None:
+            with self._calling:  # one at a time, from whichever threads
+                if spec is None or self.instruments[spec.instrument].simulated:
+                    return run_eagerly(coroutine, self._own_loop())
+                return self._own_loop().run_until_complete(coroutine)
+        return self.run(coroutine)
 
     def start(self, name: str, arguments: object) -> Job:
         """Start a tool call in the background and return its :class:`~labtools.jobs.Job`
@@ -331,15 +361,16 @@ class Lab:
         """Run a coroutine on the lab's own event loop and return its result."""
         if self._runner is not None:  # jobs may be running there: one loop for every call
             return self._runner.run(coroutine)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(coroutine)
-        if self._runner is None:
-            self._runner = _LoopThread()
+        if asyncio._get_running_loop() is None:
+            return self._own_loop().run_until_complete(coroutine)
+        self._runner = _LoopThread()
         return self._runner.run(coroutine)
+
+    def _own_loop(self) -> asyncio.AbstractEventLoop:
+        """The lab's event loop for synchronous calls on the caller's thread."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
 
     def _lock(self, instrument: str) -> asyncio.Lock:
         lock = self._locks.get(instrument)
@@ -355,20 +386,25 @@ class Lab:
         started: float,
         virtual_start: float | None,
     ) -> None:
+        journal = self.journal
         event: dict[str, Any] = {
-            "seq": self.journal.count + 1,
+            "seq": journal.count + 1,
             "time": time.time(),
             "tool": name,
             "arguments": arguments,
             "ok": result.ok,
         }
-        event.update({"data": result.data} if result.ok else {"error": result.error})
+        if result.ok:
+            event["data"] = result.data
+        else:
+            event["error"] = result.error
         if virtual_start is not None and self.clock is not None:
             event["virtual_time_s"] = virtual_start
             event["virtual_s"] = self.clock.now() - virtual_start
         event["wall_s"] = time.perf_counter() - started
-        self._describe(event, result)
-        self.journal.record(event)
+        if self.origin is not None or journal.path is not None:
+            self._describe(event, result)
+        journal.record(event)
         for watcher in self._watchers:
             try:
                 watcher(event)

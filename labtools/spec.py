@@ -22,7 +22,6 @@ import math
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Annotated, Any
 
 import fastjsonschema
@@ -84,6 +83,8 @@ class ToolSpec:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     _check: Callable[[Any], Any]
+    #: each argument's name and its conversion (:func:`_converter`), in ``params`` order
+    _converters: tuple[tuple[str, Callable[[Any], Any]], ...]
 
     # -- JSON path -----------------------------------------------------------------------------
     def bind(self, arguments: object) -> dict[str, Any]:
@@ -97,8 +98,11 @@ class ToolSpec:
             raise self.schema_error(arguments, exc) from None
         except (RecursionError, TypeError, ValueError) as exc:
             raise not_json(arguments, exc) from None
-        checked = typing.cast(dict[str, Any], arguments)  # an object, per the schema
-        return {param.name: _convert(param, checked[param.name]) for param in self.params}
+        checked: Any = arguments  # an object, per the schema
+        kwargs = {}
+        for name, convert in self._converters:
+            kwargs[name] = convert(checked[name])
+        return kwargs
 
     def accepts(self, arguments: object) -> bool:
         """Whether the raw arguments satisfy the input schema (step 1 of :meth:`bind` alone)."""
@@ -171,75 +175,158 @@ class ToolSpec:
         return out
 
 
-def _convert(param: Param, value: Any) -> Any:
-    field = f"/{param.name}"
+def _converter(param: Param) -> Callable[[Any], Any]:
+    """The function that converts and checks a schema-checked value of ``param`` (built once
+    per spec: the sites' walks are laid out ahead, and a pointer is spelled only for an
+    error)."""
+    where: Where = (None, param.name)
+    within = param.within
     if param.kind == "quantity":
-        dim = typing.cast(Dimension, param.dimension)  # kind "quantity" implies a dimension
-        return _quantity(dim, param.within, value, field)
+        quantity = _quantity_leaf(typing.cast(Dimension, param.dimension), within)
+        return lambda value: quantity(value, where)
     if param.kind == "integers":
-        return [
-            _number(item, param.within, f"{field}/{i}", integer=True)
-            for i, item in enumerate(value)
+        return lambda value: [
+            _number(item, within, (where, i), integer=True) for i, item in enumerate(value)
         ]
     if param.kind in ("integer", "number"):
-        return _number(value, param.within, field, integer=param.kind == "integer")
-    for site in param.sites:
-        value = _at_site(value, site.path, field, partial(_leaf, site, param.within))
-    return value
+        integer = param.kind == "integer"
+        return lambda value: _number(value, within, where, integer=integer)
+    sites = [(site.path, _leaf(site, within)) for site in param.sites]
+    walks = [_walk(path, leaf) for path, leaf in sites]
+    merged = _merged(sites) if len(sites) > 1 else None
+
+    def convert(value: Any) -> Any:
+        if merged is not None:
+            try:
+                return merged(value, where)  # every site in one pass
+            except ToolError:
+                pass  # the error to report is the site-by-site order's first: found below
+        for walk in walks:  # site by site: an error is the first site's first violation
+            value = walk(value, where)
+        return value
+
+    return convert
 
 
-def _leaf(site: Site, within: Range | None, value: Any, pointer: str) -> Any:
-    """A nested site's value, checked like a top-level argument."""
+#: where a value is: ``(parent, key or index)``, from ``(None, argument name)`` down (``None``:
+#: the top); spelled as a JSON pointer only for an error
+Where = tuple[Any, Any] | None
+
+
+def _pointer(where: Where) -> str:
+    parts = []
+    while where is not None:
+        where, part = where
+        parts.append(f"/{escape(part)}")
+    return "".join(reversed(parts))
+
+
+def _leaf(site: Site, within: Range | None) -> Callable[[Any, Where], Any]:
+    """A nested site's check and conversion, as for a top-level argument."""
     if site.dimension is not None:
-        return _quantity(site.dimension, within, value, pointer)
-    return _number(value, within, pointer, integer=site.integer)
+        return _quantity_leaf(site.dimension, within)
+    integer = site.integer
+    return lambda value, where: _number(value, within, where, integer=integer)
+
+
+Walk = Callable[[Any, Where], Any]
+
+
+def _walk(path: tuple[str | None, ...], convert: Walk) -> Walk:
+    """The function giving a node with the value(s) at ``path`` converted, copied along the way
+    (the caller's arguments are never modified). A node of another shape than the path's is
+    left as it is (for :meth:`ToolSpec.bind` the schema has checked the shape)."""
+    if not path:
+        return convert
+    key, inner = path[0], _walk(path[1:], convert)
+    return _each(inner) if key is None else _at_keys({key: inner})
+
+
+def _merged(sites: list[tuple[tuple[str | None, ...], Walk]]) -> Walk | None:
+    """One walk doing what the sites' :func:`_walk` do one after another (they reach disjoint
+    values), or ``None`` for sites whose paths do not nest alike."""
+    if any(not path for path, _ in sites):
+        return sites[0][1] if len(sites) == 1 else None
+    heads = list(dict.fromkeys(path[0] for path, _ in sites))
+    if heads == [None]:
+        inner = _merged([(path[1:], leaf) for path, leaf in sites])
+        return None if inner is None else _each(inner)
+    if None in heads:
+        return None
+    children = {}
+    for head in heads:
+        inner = _merged([(path[1:], leaf) for path, leaf in sites if path[0] == head])
+        if inner is None:
+            return None
+        children[head] = inner
+    return _at_keys(children)
+
+
+def _each(inner: Walk) -> Walk:
+    def each(node: Any, where: Where) -> Any:
+        if isinstance(node, (list, tuple)):  # a tuple of types: quicker than list | tuple
+            return [inner(v, (where, i)) for i, v in enumerate(node)]
+        if isinstance(node, dict):
+            return {k: inner(v, (where, k)) for k, v in node.items()}
+        return node
+
+    return each
+
+
+def _at_keys(children: dict[str | None, Walk]) -> Walk:
+    def at_keys(node: Any, where: Where) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out = None
+        for key, inner in children.items():
+            if key in node:  # else an optional key left out
+                if out is None:
+                    out = dict(node)
+                out[key] = inner(node[key], (where, key))
+        return node if out is None else out
+
+    return at_keys
 
 
 def _at_site(
     node: Any, path: tuple[str | None, ...], pointer: str, convert: Callable[[Any, str], Any]
 ) -> Any:
-    """``node`` with the value(s) at ``path`` converted, copied along the way (the caller's
-    arguments are never modified). A node of another shape than the path's is left as it is
-    (for :meth:`ToolSpec.bind` the schema has checked the shape)."""
-    if not path:
-        return convert(node, pointer)
-    key, rest = path[0], path[1:]
-    if key is None:
-        if isinstance(node, dict):
-            return {
-                k: _at_site(v, rest, f"{pointer}/{escape(k)}", convert) for k, v in node.items()
-            }
-        if isinstance(node, list | tuple):
-            return [_at_site(v, rest, f"{pointer}/{i}", convert) for i, v in enumerate(node)]
-        return node
-    if not isinstance(node, dict) or key not in node:
-        return node  # an optional key left out, or not an object
-    return {**node, key: _at_site(node[key], rest, f"{pointer}/{escape(key)}", convert)}
+    """:func:`_walk` once, with ``convert`` given the pointer under ``pointer``."""
+    walk = _walk(path, lambda value, where: convert(value, pointer + _pointer(where)))
+    return walk(node, None)
 
 
-def _quantity(dim: Dimension, within: Range | None, value: Any, pointer: str) -> pint.Quantity:
-    """A schema-checked ``{value, unit}`` → a quantity: finite, within ``within`` and within
-    the dimension's physical bounds (compared in each limit's own unit)."""
-    amount, unit = value["value"], value["unit"]
-    _finite(amount, pointer + "/value")
-    quantity = dim.from_json(amount, unit)
-    for limit in (within, dim.bounds):
-        if limit is not None and not limit.contains(quantity):
-            raise OutOfRange(
-                f"{label(pointer)} {shown(amount)} {unit} is outside the allowed range",
-                field=pointer,
-                hint=f"allowed: {limit.describe(unit)}",
-            )
+def _quantity_leaf(dim: Dimension, within: Range | None) -> Callable[[Any, Where], pint.Quantity]:
+    """The check of a schema-checked ``{value, unit}``, giving a quantity: finite, within
+    ``within`` and within the dimension's physical bounds (compared in each limit's own unit)."""
+    limits = tuple(limit for limit in (within, dim.bounds) if limit is not None)
+    from_json = dim.from_json
+
+    def quantity(value: Any, where: Where) -> pint.Quantity:
+        amount, unit = value["value"], value["unit"]
+        _finite(amount, where, "value")
+        converted = from_json(amount, unit)
+        for limit in limits:
+            if not limit.contains(converted):
+                pointer = _pointer(where)
+                raise OutOfRange(
+                    f"{label(pointer)} {shown(amount)} {unit} is outside the allowed range",
+                    field=pointer,
+                    hint=f"allowed: {limit.describe(unit)}",
+                )
+        return converted
+
     return quantity
 
 
-def _number(value: Any, within: Range | None, pointer: str, *, integer: bool) -> Any:
+def _number(value: Any, within: Range | None, where: Where, *, integer: bool) -> Any:
     """A schema-checked number: finite, within ``within``; for an integer the exact ``int``
     (the schema admits only integral numbers there, ``2.0`` among them)."""
-    _finite(value, pointer)
+    _finite(value, where)
     if integer:
         value = int(value)
     if within is not None and not within.contains(value):
+        pointer = _pointer(where)
         raise OutOfRange(
             f"{label(pointer)} {shown(value)} is outside the allowed range",
             field=pointer,
@@ -248,18 +335,22 @@ def _number(value: Any, within: Range | None, pointer: str, *, integer: bool) ->
     return value
 
 
-def _finite(value: float, field: str) -> None:
+def _finite(value: float, where: Where, part: str | None = None) -> None:
+    """Refuse a value that is not a finite number (``part``: the key under ``where`` that
+    holds it, if any)."""
     try:
         finite = math.isfinite(value)
     except OverflowError:  # an int beyond a float's range
         raise InvalidArguments(
             f"{brief(value)} is too large: not a finite number",
-            field=field,
+            field=_pointer(where if part is None else (where, part)),
             hint="give a finite number within ±1e308",
         ) from None
     if not finite:
         raise InvalidArguments(
-            f"{brief(value)} is not a finite number", field=field, hint="give a finite number"
+            f"{brief(value)} is not a finite number",
+            field=_pointer(where if part is None else (where, part)),
+            hint="give a finite number",
         )
 
 
@@ -320,6 +411,7 @@ def build_spec(instrument: Any, decl: ToolDecl) -> ToolSpec:
         input_schema=input_schema,
         output_schema=output_schema,
         _check=validator,
+        _converters=tuple((param.name, _converter(param)) for param in params),
     )
 
 

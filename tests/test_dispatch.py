@@ -147,6 +147,44 @@ def test_out_of_range_hints_the_range_in_the_callers_unit(lab: Lab) -> None:
     assert error["hint"] == "allowed: 0.001–0.2 milliliter"
 
 
+def test_a_batch_with_two_bad_items_names_the_first_argument_checked_in_order(lab: Lab) -> None:
+    """Each nested argument is checked across all items before the next: the channels, then
+    the volumes — so a too-large channel in item 1 is named before a negative volume in item 0,
+    and the other way round with the channels fine."""
+    ok(lab.call("lh_pick_up_tips", {"tip_rack": "tips", "channels": [0, 1]}))
+    before = lab.state()
+    negative = {"channel": 0, "well": "stock:A1", "volume": {"value": -5, "unit": "microliter"}}
+    huge = {"channel": 10**400, "well": "stock:A1", "volume": UL}
+    error = err(lab.call("lh_aspirate", {"items": [negative, huge]}), "invalid_arguments")
+    assert error["field"] == "/items/1/channel"
+    assert "too large" in error["message"]
+    fine = {**huge, "channel": 1, "volume": {"value": -1, "unit": "milliliter"}}
+    error = err(lab.call("lh_aspirate", {"items": [fine, negative]}), "out_of_range")
+    assert error["field"] == "/items/0/volume"
+    assert error["message"] == "items.0.volume -1 milliliter is outside the allowed range"
+    assert lab.state() == before
+
+
+def test_binding_converts_every_nested_value_and_leaves_the_arguments_as_given(lab: Lab) -> None:
+    from labtools.units import Quantity
+
+    spec = lab.tool_spec("lh_aspirate")
+    items = [
+        {"channel": 1.0, "well": "stock:A1", "volume": {"value": 0.05, "unit": "milliliter"}},
+        {"channel": 0, "well": "plate_1:A1", "volume": {"value": 20, "unit": "microliter"}},
+    ]
+    given = json.loads(json.dumps({"items": items}))
+    bound = spec.bind(given)
+    assert given == {"items": items}  # untouched
+    assert bound == {
+        "items": [
+            {"channel": 1, "well": "stock:A1", "volume": Quantity(0.05, "milliliter")},
+            {"channel": 0, "well": "plate_1:A1", "volume": Quantity(20, "microliter")},
+        ]
+    }
+    assert [type(item["channel"]) for item in bound["items"]] == [int, int]
+
+
 def test_unit_enum_errors_suggest_the_right_spelling(lab: Lab) -> None:
     error = err(
         lab.call(

@@ -17,6 +17,7 @@ import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,6 +232,78 @@ def test_resources_are_checked_by_identity_with_plrs_refusal() -> None:
         asyncio.run(handler.pick_up_tips([stranger]))
     asyncio.run(handler.pick_up_tips([ours]))
     assert handler.head[0].has_tip, broken("LiquidHandler._assert_resources_exist", what)
+
+
+def _chatterbox_handler() -> tuple[object, object]:
+    deck = STARLetDeck()
+    carrier = TIP_CAR_480_A00(name="carrier")
+    carrier[0] = hamilton_96_tiprack_300uL(name="tips")
+    deck.assign_child_resource(carrier, rails=1)
+    return deck, LiquidHandler(backend=LiquidHandlerChatterboxBackend(), deck=deck)
+
+
+def test_check_backend_arguments_once_reads_each_method_once() -> None:
+    """``LiquidHandler._check_args(method, backend_kwargs, default, strictness)``: the backend
+    keyword arguments to drop (none when none are given), ``TypeError`` for a missing one, and
+    called by PLR's operations; the wrapper asks it once per method when no keyword arguments
+    are given, every time otherwise."""
+    what = "check_backend_arguments_once must wrap the check PLR's operations call"
+    deck, handler = _chatterbox_handler()
+    asked: list[str] = []
+    check = handler._check_args
+
+    def counted(method: Any, kwargs: Any, default: Any, strictness: Any) -> Any:
+        asked.append(method.__name__)
+        return check(method, kwargs, default, strictness)
+
+    handler._check_args = counted
+    internals.check_backend_arguments_once(handler)
+
+    class Plain(LiquidHandlerChatterboxBackend):
+        async def aspirate(self, ops: Any, use_channels: Any) -> None: ...
+
+    class Needy(LiquidHandlerChatterboxBackend):
+        async def aspirate(self, ops: Any, use_channels: Any, speed: float) -> None: ...
+
+    aspirate, default = Plain().aspirate, {"ops", "use_channels"}
+    for _ in range(3):
+        assert handler._check_args(aspirate, {}, default, None) == set()
+    assert asked == ["aspirate"], broken("LiquidHandler._check_args", what)
+    for _ in range(2):  # an extra argument: PLR's to drop (or refuse), asked each time
+        assert handler._check_args(aspirate, {"speed": 1}, default, None) == {"speed"}
+    needy = Needy().aspirate
+    for _ in range(2):
+        with pytest.raises(TypeError, match="Missing arguments"):
+            handler._check_args(needy, {}, default, None)
+    assert asked == ["aspirate"] * 5, broken("LiquidHandler._check_args", what)
+    asyncio.run(handler.setup())
+    spot = deck.get_resource("tips").get_item("A1")
+    asyncio.run(handler.pick_up_tips([spot]))
+    assert asked[-1] == "pick_up_tips", broken("LiquidHandler._check_args", what)
+
+
+def test_log_commands_only_when_debugging_formats_nothing_otherwise(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``LiquidHandler._log_command(name, **kwargs)`` logs ``name(k=v, …)`` at debug level on
+    the ``pylabrobot`` logger; wrapped, it formats nothing while that logger would drop it."""
+    what = "log_commands_only_when_debugging must wrap PLR's debug line of each operation"
+    _, handler = _chatterbox_handler()
+    internals.log_commands_only_when_debugging(handler)
+    with caplog.at_level(logging.DEBUG, logger="pylabrobot"):
+        handler._log_command("aspirate", vols=[1.0])
+    lines = [r.getMessage() for r in caplog.records if r.name == "pylabrobot"]
+    assert lines == ["aspirate(vols=[1.0])"], broken("LiquidHandler._log_command", what)
+
+    def unformattable(value: Any) -> Any:
+        raise AssertionError("formatted a line no one reads")
+
+    handler._format_param = unformattable
+    with caplog.at_level(logging.INFO, logger="pylabrobot"):
+        handler._log_command("aspirate", vols=[1.0])  # formats nothing
+    debugging = caplog.at_level(logging.DEBUG, logger="pylabrobot")
+    with debugging, pytest.raises(AssertionError, match="no one reads"):
+        handler._log_command("aspirate", vols=[1.0])
 
 
 def test_md_cutoff_filter_maps_emission_to_a_filter_index() -> None:

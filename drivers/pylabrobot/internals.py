@@ -10,6 +10,8 @@ No other labtools module touches a PLR private name (that test checks that too).
 
 from __future__ import annotations
 
+import logging
+import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,10 +19,12 @@ __all__ = [
     "arm_pickups",
     "attach_to_parent",
     "channel_spread_offsets",
+    "check_backend_arguments_once",
     "check_resources_by_identity",
     "deck_index",
     "detach_from_parent",
     "item_identifiers",
+    "log_commands_only_when_debugging",
     "md_cutoff_filter",
     "restore_arm_pickups",
     "restore_deck_index",
@@ -129,6 +133,43 @@ def check_resources_by_identity(liquid_handler: Any) -> None:
                 raise ValueError(f"Resource {resource} is not assigned to the deck.")
 
     liquid_handler._assert_resources_exist = assert_resources_exist
+
+
+def check_backend_arguments_once(liquid_handler: Any) -> None:
+    """Make a PLR ``LiquidHandler`` check once per backend method that an operation without
+    backend keyword arguments may call it (``_check_args``, which reads the method's signature
+    with ``inspect`` on every operation, ~10 µs; with no keyword arguments its answer depends
+    on the method and the operation's own parameters alone). A call with backend keyword
+    arguments, or one whose check fails, is checked by PLR every time, as before."""
+    check = liquid_handler._check_args
+    passed: set[tuple[Any, frozenset[str]]] = set()
+
+    def check_args(method: Any, backend_kwargs: Any, default: Any, strictness: Any) -> Any:
+        if backend_kwargs or not isinstance(method, types.MethodType):
+            return check(method, backend_kwargs, default, strictness)
+        key = (method.__func__, frozenset(default))
+        if key not in passed:
+            extra = check(method, backend_kwargs, default, strictness)  # raises if it fails
+            if extra:
+                return extra
+            passed.add(key)
+        return set()
+
+    liquid_handler._check_args = check_args
+
+
+def log_commands_only_when_debugging(liquid_handler: Any) -> None:
+    """Make a PLR ``LiquidHandler`` format an operation's arguments for its debug log line
+    (``_log_command``, on the ``pylabrobot`` logger) only when that logger emits debug records;
+    PLR formats them on every operation, ~4 µs, and then drops the line."""
+    log_command = liquid_handler._log_command
+    logger = logging.getLogger("pylabrobot")
+
+    def log_when_debugging(name: str, **kwargs: Any) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            log_command(name, **kwargs)
+
+    liquid_handler._log_command = log_when_debugging
 
 
 def skip_safe_z_check(deck: Any) -> None:

@@ -36,7 +36,11 @@ from labtools.drivers.pylabrobot.deck_view import DeckView
 from labtools.drivers.pylabrobot.drawing import DeckDrawing
 from labtools.drivers.pylabrobot.errors import tool_error
 from labtools.drivers.pylabrobot.geometry import dead_volume_ul
-from labtools.drivers.pylabrobot.internals import check_resources_by_identity
+from labtools.drivers.pylabrobot.internals import (
+    check_backend_arguments_once,
+    check_resources_by_identity,
+    log_commands_only_when_debugging,
+)
 from labtools.drivers.pylabrobot.multichannel import Item, Step
 from labtools.drivers.pylabrobot.plate_moves import light_rotations
 from labtools.drivers.pylabrobot.plr import (
@@ -141,6 +145,8 @@ class PLRLiquidHandler(LiquidHandler):
         )
         self.plr = PLRFrontEnd(backend=backend, deck=deck)
         check_resources_by_identity(self.plr)
+        check_backend_arguments_once(self.plr)
+        log_commands_only_when_debugging(self.plr)
         self.view = DeckView(deck)
         self._dead: dict[int, float] = {}
         self._rack_types: dict[int, TipType | None] = {}  # id(rack) → its tips' type

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Literal
 
 from typing_extensions import TypedDict
@@ -58,8 +59,8 @@ class LiquidHandlerLimits:
     #: how many times one transfer's volume may be split into trips of at most a tip's capacity
     max_trips: int = 100
 
-    @property
-    def channel(self) -> Range:
+    @cached_property
+    def channel(self) -> Range:  # cached: every call's items are checked against it
         return Range(0, self.channels - 1)
 
     @property
@@ -91,9 +92,9 @@ class LiquidHandlerLimits:
             f"volume {self.volume.describe()}. {self.tip_volumes}"
         )
 
-    @property
+    @cached_property
     def volume(self) -> Range:
-        """The volume range over all tip types (µL)."""
+        """The volume range over all tip types (µL); cached, as the fields are frozen."""
         return Range(
             min(t.volume.low for t in self.tip_types),
             max(t.volume.high for t in self.tip_types),

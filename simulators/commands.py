@@ -172,7 +172,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     lab = open_lab(args)
     if lab is None:
         return 2
-    with lab:
+    from labtools.cli.progress_bars import calls_bar
+
+    with lab, calls_bar(lab, "calibrating"):
         result = calibrate(lab)
     _write_profile(args, result)
     if args.json or args.out is None:

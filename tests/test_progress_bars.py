@@ -15,7 +15,7 @@ import sys
 import termios
 
 from labtools import Lab
-from labtools.cli.progress_bars import episodes_bar, tool_bar
+from labtools.cli.progress_bars import calls_bar, episodes_bar, tool_bar
 from labtools.session.pool import EpisodePool, episodes
 
 
@@ -98,3 +98,15 @@ def test_progress_listener_is_awaited_as_the_read_goes() -> None:
     with tool_bar("x", file=io.StringIO(), disable=False) as progress:
         asyncio.run(progress(1, 2, "half"))
         asyncio.run(progress(2, 2, None))
+
+
+def test_the_calls_bar_counts_a_labs_calls_while_open() -> None:
+    shown = io.StringIO()
+    with Lab.virtual(seed=1) as lab:
+        with calls_bar(lab, "calibrating", file=shown, disable=False, mininterval=0):
+            lab.call("lh_get_deck", {})
+            lab.call("lh_move_plate", {"plate": "plate_1", "destination": "reader"})
+            lab.call("lh_move_plate", {"plate": "nowhere", "destination": "reader"})  # refused
+        lab.call("lh_get_deck", {})  # after the block: not counted, nothing drawn
+    drawn = [line.split(" [")[0] for line in shown.getvalue().split("\r") if line.strip()]
+    assert drawn == [f"calibrating: {n}call" for n in range(4)]  # the fourth call: not counted

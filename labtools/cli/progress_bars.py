@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from labtools.progress import ProgressCallback
 
-__all__ = ["episodes_bar", "printing", "tool_bar"]
+__all__ = ["calls_bar", "episodes_bar", "printing", "tool_bar"]
 
 #: every bar: on a terminal only (tqdm draws one anywhere by default), cleared when done (the
 #: command's own output stays), as wide as the terminal
@@ -61,6 +61,26 @@ def tool_bar(name: str, **options: Any) -> Iterator[ProgressCallback]:
     try:
         yield report
     finally:
+        bar.close()
+
+
+@contextmanager
+def calls_bar(lab: Any, description: str, **options: Any) -> Iterator[None]:
+    """A count of the calls ``lab`` makes inside the block (:meth:`labtools.Lab.watch`), with
+    the virtual clock, for a run of unknown length (a calibration). ``options`` go to tqdm."""
+    bar = tqdm(desc=description, unit="call", **(_SHOWN | options))
+
+    def count(event: dict[str, Any]) -> None:
+        bar.update(1)
+        clock = event.get("virtual_time_s")
+        if isinstance(clock, int | float):
+            bar.set_postfix_str(f"virtual {clock / 3600:.2f} h", refresh=False)
+
+    unwatch = lab.watch(count)
+    try:
+        yield
+    finally:
+        unwatch()
         bar.close()
 
 

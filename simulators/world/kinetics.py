@@ -1,8 +1,12 @@
 """Enzyme kinetics in the world's containers, integrated exactly as virtual time passes.
 
 Whenever the world's clock advances by Δt, every container holding an enzyme (or a substrate
-that hydrolyses by itself) reacts over Δt; the others are skipped after a set-membership test.
-Per container, with concentrations in M and the volume constant within a step::
+that hydrolyses by itself) reacts over Δt. The step is kept and run in a container when it is
+next looked at (the world's ``contents`` and ``peek``; ``hidden_truth`` runs them all first):
+each kept step in turn, with the arithmetic it would have had at its own time, so the amounts
+are the very same, and a well no one looks at again (a read plate's wells while the next
+plate runs) costs nothing. Per container, with concentrations in M and the volume constant
+within a step::
 
     dS/dt = −kcat'·E(t)·S / (K' + S) − k_s·S,      E(t) = E₀·exp(−k_d·t)
 
@@ -71,6 +75,9 @@ MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")
 #: amounts are nmol and volumes µL: nmol/µL · 1e-3 is molar
 _NMOL_PER_UL_TO_MOLAR = 1e-3
 _NEWTON_STEPS = 200
+#: steps kept before every container runs them and they are forgotten (bounds the memory of a
+#: world that runs long between resets)
+_MOST_STEPS_KEPT = 4096
 
 Hidden = Callable[[str, Callable[[np.random.Generator], Any]], Any]
 
@@ -291,6 +298,10 @@ class Kinetics:
         self._contents = contents
         self._hidden = hidden
         self.data = (data or KineticsData.default()).known_to(species)
+        #: the steps since the containers were last settled, and how many of them each
+        #: container has run (none listed: none)
+        self._steps: list[_Step] = []
+        self._at: dict[str, int] = {}
 
     @property
     def data(self) -> KineticsData:
@@ -359,18 +370,53 @@ class Kinetics:
     def advance(self, seconds: float, warm: Mapping[str, float] | None = None) -> None:
         """Let ``seconds`` pass in every container that holds something reactive. ``warm``:
         °C of the vessels away from the reference temperature (a container ``"plate_1:A1"``
-        is in vessel ``"plate_1"``), constant over the step; the others are at it."""
+        is in vessel ``"plate_1"``), constant over the step; the others are at it.
+
+        The step is kept, and run in a container when it is next looked at (:meth:`settle`,
+        which the world's ``contents`` and ``peek`` call): every step in turn, with the same
+        arithmetic as at the step itself, so the amounts are the very same; a container no
+        one looks at again costs nothing."""
         if seconds <= 0.0 or not self._rank:
             return
+        self._steps.append(_Step(self, seconds, dict(warm) if warm else None))
+        if len(self._steps) >= _MOST_STEPS_KEPT:
+            self.settle_all()
+
+    def track(self, name: str) -> None:
+        """Container ``name`` was filled or made just now: no step so far is its to run."""
+        self._at[name] = len(self._steps)
+
+    def settle(self, name: str) -> None:
+        """Run in container ``name`` the steps since it was last looked at."""
+        steps = self._steps
+        at = self._at.get(name, 0)
+        if at == len(steps):
+            return
+        self._at[name] = len(steps)
+        mixture = self._contents.get(name)
+        if mixture is None or not mixture.amounts or mixture.volume_ul <= 0.0:
+            return
         rank = self._rank
-        step = _Step(self, seconds)
-        for name, mixture in self._contents.items():
-            amounts = mixture.amounts
-            if amounts and mixture.volume_ul > 0.0:
-                found = [rank[k] for k in amounts if k in rank]
-                if found:
-                    celsius = warm.get(name.partition(":")[0], REFERENCE_C) if warm else REFERENCE_C
-                    self._react(mixture, step, celsius, found)
+        found = [rank[k] for k in mixture.amounts if k in rank]
+        if not found:
+            return
+        vessel = name.partition(":")[0]
+        for step in steps[at:]:
+            warm = step.warm
+            celsius = warm.get(vessel, REFERENCE_C) if warm else REFERENCE_C
+            self._react(mixture, step, celsius, found)
+
+    def settle_all(self) -> None:
+        """Run every container's pending steps, and forget the steps."""
+        for name in list(self._contents):
+            self.settle(name)
+        self._steps.clear()
+        self._at.clear()
+
+    def reset(self) -> None:
+        """Forget the steps (the world's containers are being rebuilt)."""
+        self._steps.clear()
+        self._at.clear()
 
     def react(self, mixture: Mixture, seconds: float, celsius: float = REFERENCE_C) -> None:
         """Let ``seconds`` (≥ 0) pass in ``mixture`` at ``celsius``: spontaneous hydrolysis,
@@ -442,9 +488,13 @@ class _Step:
     and each enzyme's and inhibitor's constants at work (looked up on first use, so that
     hidden truth is drawn when and as the containers first need it)."""
 
-    def __init__(self, kinetics: Kinetics, seconds: float) -> None:
+    def __init__(
+        self, kinetics: Kinetics, seconds: float, warm: dict[str, float] | None = None
+    ) -> None:
         self.kinetics = kinetics
         self.seconds = seconds
+        #: °C of the vessels away from the reference temperature over the step
+        self.warm = warm
         #: substrate → (product, fraction hydrolysed)
         self.hydrolysis = {
             substrate: (product, -math.expm1(-rate * seconds))

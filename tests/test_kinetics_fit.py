@@ -93,3 +93,14 @@ def test_the_robust_fit_is_the_plain_leave_one_out_exactly(seed: int) -> None:
     assert fits == expected
     assert kept.tolist() == expected_kept.tolist()
     assert not kept.all()  # the defect well was left out, so the test ran a second round
+
+
+def test_subsets_that_leave_out_several_wells_are_fitted_as_alone() -> None:
+    from labtools.simulators.tasks.kinetics_fit import _fit_subsets
+
+    s, i, v, se = wells(5, "competitive", defect=False)
+    masks = np.ones((3, v.size), bool)
+    masks[1, [0, 7]] = False  # two wells out: not a leave-one-out round
+    masks[2, 3:9] = False
+    fits = _fit_subsets(s, i, v, se, "noncompetitive", masks)
+    assert fits == [plain_fit(s[m], i[m], v[m], se[m], "noncompetitive") for m in masks]

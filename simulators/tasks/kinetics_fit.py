@@ -148,15 +148,17 @@ def _fit_subsets(
 
     The grid of each subset is searched as :func:`fit_inhibition` describes, but the subsets
     on one grid share its rate laws, and each point's weighted RSS at its best V comes from
-    three matrix products, ``Σwv² − (Σwvx)²/Σwx²``. That form rounds to about 1e-15 of
-    ``Σwv²``; the points within :data:`_SLACK` of it from its minimum are then evaluated as
-    ``Σw(v − Vx)²``, term by term in the subset's own order, and the least of them (the first
-    on a tie) is the subset's choice: the very point, V and RSS of a fit of that subset alone.
+    three sums over the wells (:func:`_sums`), ``Σwv² − (Σwvx)²/Σwx²``. That form rounds to
+    about 1e-15 of ``Σwv²``; the points within :data:`_SLACK` of it from its minimum are then
+    evaluated as ``Σw(v − Vx)²``, term by term in the subset's own order, and the least of them
+    (the first on a tie) is the subset's choice: the very point, V and RSS of a fit of that
+    subset alone.
     """
     w = weights(v, se)
     wv = w * v
     grids = [_start_grids(s[m], i[m]) for m in masks]
     best: list[tuple[float, float, float, float]] = [(0.0, 0.0, 0.0, 0.0)] * len(masks)
+    points = (s[:, None, None], i[:, None, None])
     for size in _REFINE:
         groups: dict[tuple[float, ...], list[int]] = {}
         for n, (k_grid, ki_grid) in enumerate(grids):
@@ -165,16 +167,13 @@ def _fit_subsets(
         for members in groups.values():
             k_grid, ki_grid = grids[members[0]]
             k, ki = np.exp(k_grid), np.exp(ki_grid)
-            x = inhibited_rate(s, i, k[:, None, None], ki[None, :, None], mechanism)
-            x = x.reshape(-1, v.size)  # (grid points, wells)
-            chosen = masks[members].T.astype(float)  # (wells, subsets)
-            sum_wvx = x @ (wv[:, None] * chosen)
-            sum_wxx = (x * x) @ (w[:, None] * chosen)
-            sum_wvv = (wv * v) @ chosen
-            fast = sum_wvv - sum_wvx * sum_wvx / sum_wxx
+            x = inhibited_rate(*points, k[None, :, None], ki[None, None, :], mechanism)
+            x = x.reshape(v.size, -1)  # (wells, grid points)
+            sum_wvx, sum_wxx, sum_wvv = _sums(x, w, wv, v, masks[members])
+            fast = sum_wvv[:, None] - sum_wvx * sum_wvx / sum_wxx  # (subsets, grid points)
             for column, n in enumerate(members):
                 m = masks[n]
-                near = fast[:, column]
+                near = fast[column]
                 candidates = np.flatnonzero(near <= near.min() + _SLACK * sum_wvv[column])
                 if not candidates.size:  # NaN: every point, as a search of this subset alone
                     candidates = np.arange(near.size)
@@ -198,6 +197,29 @@ def _fit_subsets(
                         np.linspace(ki_grid[bk] - dki, ki_grid[bk] + dki, size),
                     )
     return [InhibitionFit(mechanism, km, vmax, ki, rss) for km, ki, vmax, rss in best]
+
+
+def _sums(
+    x: np.ndarray, w: np.ndarray, wv: np.ndarray, v: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Σwvx and Σwx² at each grid point (``x``: wells × grid points) and Σwv², over the wells
+    of each of ``masks``. Over all the masks' wells by a product with a vector, then the wells
+    each mask leaves out subtracted when it leaves out one at most (a leave-one-out round),
+    else each mask's own product: no matrix–matrix product (a multithreaded BLAS spends more
+    waiting for its threads than this work takes on one core)."""
+    union = masks.any(axis=0)
+    xx = x * x
+    out = ~masks & union
+    if out.sum(axis=1).max() > 1:
+        sum_wvx = np.array([(wv * m) @ x for m in masks])
+        sum_wxx = np.array([(w * m) @ xx for m in masks])
+    else:
+        rows, left = np.nonzero(out)
+        sum_wvx = np.repeat(((wv * union) @ x)[None, :], len(masks), axis=0)
+        sum_wxx = np.repeat(((w * union) @ xx)[None, :], len(masks), axis=0)
+        sum_wvx[rows] -= wv[left, None] * x[left]
+        sum_wxx[rows] -= w[left, None] * xx[left]
+    return sum_wvx, sum_wxx, masks @ (wv * v)
 
 
 def _start_grids(s: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

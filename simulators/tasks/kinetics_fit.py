@@ -157,6 +157,7 @@ def _fit_subsets(
     w = weights(v, se)
     wv = w * v
     grids = [_start_grids(s[m], i[m]) for m in masks]
+    subsets = [(s[m], i[m], w[m], v[m]) for m in masks]
     best: list[tuple[float, float, float, float]] = [(0.0, 0.0, 0.0, 0.0)] * len(masks)
     points = (s[:, None, None], i[:, None, None])
     for size in _REFINE:
@@ -172,14 +173,13 @@ def _fit_subsets(
             sum_wvx, sum_wxx, sum_wvv = _sums(x, w, wv, v, masks[members])
             fast = sum_wvv[:, None] - sum_wvx * sum_wvx / sum_wxx  # (subsets, grid points)
             for column, n in enumerate(members):
-                m = masks[n]
+                sm, im, wm, vm = subsets[n]
                 near = fast[column]
                 candidates = np.flatnonzero(near <= near.min() + _SLACK * sum_wvv[column])
                 if not candidates.size:  # NaN: every point, as a search of this subset alone
                     candidates = np.arange(near.size)
                 a, b = np.divmod(candidates, ki_grid.size)
-                xc = inhibited_rate(s[m], i[m], k[a][:, None], ki[b][:, None], mechanism)
-                wm, vm = w[m], v[m]
+                xc = inhibited_rate(sm, im, k[a][:, None], ki[b][:, None], mechanism)
                 big_v = (wm * vm * xc).sum(axis=-1) / (wm * xc * xc).sum(axis=-1)
                 rss = (wm * (vm - big_v[:, None] * xc) ** 2).sum(axis=-1)
                 pick = int(np.argmin(rss))

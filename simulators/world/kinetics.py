@@ -435,7 +435,7 @@ class Kinetics:
         elif len(found) > 1:
             found.sort()
         amounts = mixture.amounts
-        hydrolysis, enzymes = step.hydrolysis, self.data.enzymes
+        hydrolysis, enzymes = step.hydrolysis(), self.data.enzymes
         for _, key in found:
             amount = amounts.get(key, 0.0)
             if amount <= 0.0:
@@ -485,8 +485,19 @@ class Kinetics:
 
 class _Step:
     """What every container shares over one step of ``seconds``: the hydrolysed fractions,
-    and each enzyme's and inhibitor's constants at work (looked up on first use, so that
-    hidden truth is drawn when and as the containers first need it)."""
+    and each enzyme's and inhibitor's constants at work (each worked out on first use, so that
+    a step no container runs costs next to nothing, and hidden truth is drawn when and as the
+    containers first need it)."""
+
+    __slots__ = (
+        "_enzymes",
+        "_hydrolysis",
+        "_inhibitors",
+        "_spontaneous",
+        "kinetics",
+        "seconds",
+        "warm",
+    )
 
     def __init__(
         self, kinetics: Kinetics, seconds: float, warm: dict[str, float] | None = None
@@ -495,13 +506,20 @@ class _Step:
         self.seconds = seconds
         #: °C of the vessels away from the reference temperature over the step
         self.warm = warm
-        #: substrate → (product, fraction hydrolysed)
-        self.hydrolysis = {
-            substrate: (product, -math.expm1(-rate * seconds))
-            for substrate, (product, rate) in kinetics.data.spontaneous.items()
-        }
+        self._spontaneous = kinetics.data.spontaneous  # the reactions as of the step
+        self._hydrolysis: dict[str, tuple[str, float]] | None = None
         self._enzymes: dict[tuple[str, float], tuple[float, float, float, float]] = {}
         self._inhibitors: dict[str, dict[str, Any]] = {}
+
+    def hydrolysis(self) -> dict[str, tuple[str, float]]:
+        """Substrate → (product, fraction hydrolysed over the step)."""
+        if self._hydrolysis is None:
+            seconds = self.seconds
+            self._hydrolysis = {
+                substrate: (product, -math.expm1(-rate * seconds))
+                for substrate, (product, rate) in self._spontaneous.items()
+            }
+        return self._hydrolysis
 
     def enzyme(self, key: str, celsius: float) -> tuple[float, float, float, float]:
         """Km (M), kcat (s⁻¹), the fraction of active enzyme lost over the step, and ∫E dt

@@ -87,11 +87,12 @@ def test_a_well_follows_the_integrated_law_with_enzyme_decay() -> None:
     world = _without_hydrolysis(World(seed=11))
     truth = world.kinetics.at_work(ALP)  # the lot's and the day's constants
     s0, e0 = 2.0 * truth["km_molar"], 0.5e-9
-    well = _well(world, "plate_1:A1", pnpp=s0, alkaline_phosphatase=e0)
+    _well(world, "plate_1:A1", pnpp=s0, alkaline_phosphatase=e0)
     elapsed = 0.0
     for seconds in [0.5, 3.0, 7.25, 60.0, 600.0, 1200.0, 1.0]:  # uneven steps, as tools take
         world.clock.advance(seconds)
         elapsed += seconds
+        well = world.peek("plate_1:A1")  # the contents as of now
         kd = truth["kd_per_s"]
         phi = truth["kcat_per_s"] * e0 * -math.expm1(-kd * elapsed) / kd
         expected = _bisect_remaining(s0, truth["km_molar"], phi)
@@ -110,6 +111,29 @@ def test_the_result_does_not_depend_on_how_time_was_split() -> None:
         many.clock.advance(1.0)
     a, b = one.peek("plate_1:A1"), many.peek("plate_1:A1")
     assert a.amounts[PNP] == pytest.approx(b.amounts[PNP], rel=1e-12)
+
+
+def test_a_well_looked_at_late_holds_what_it_would_at_every_step() -> None:
+    """Steps run in a container when it is next looked at, each as at its own time: the
+    amounts are those of a well looked at after every step, to the bit, hydrolysis and an
+    inhibitor included; and the hidden constants the reactions ran on are drawn all the same."""
+    late, early = World(seed=6), World(seed=6)
+    inhibitor = dict(pnpp=2e-4, alkaline_phosphatase=1e-9, inhibitor_x=1e-4)
+    for world in (late, early):
+        world.fill("plate_1:A1", Mixture.solution(200.0, inhibitor))
+        world.fill("plate_1:A2", Mixture.solution(200.0, dict(pnpp=1e-3)))
+    for seconds in [0.5, 3.0, 7.25, 60.0, 600.0, 1.0]:
+        for world in (late, early):
+            world.clock.advance(seconds)
+        early.peek("plate_1:A1"), early.peek("plate_1:A2")
+    for well in ("plate_1:A1", "plate_1:A2"):
+        assert late.peek(well).amounts == early.peek(well).amounts
+    assert late.peek("plate_1:A2").amounts[PNP] > 0.0  # hydrolysis ran
+    drawn = World(seed=6)
+    drawn.fill("plate_1:A1", Mixture.solution(200.0, inhibitor))
+    drawn.clock.advance(60.0)
+    assert f"kinetics/{ALP}/lot" in drawn.hidden_truth()  # no one looked at the well
+    assert drawn.hidden_truth() == early.hidden_truth()
 
 
 def test_only_enzyme_and_substrate_wells_react() -> None:

@@ -13,7 +13,7 @@ import pytest
 from labtools.journal import WALL_CLOCK_KEYS
 from labtools.session import Session
 from labtools.simulators.tasks.indicator_pka import SCALE, IndicatorPka, buffers_of
-from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka, pka_posterior
+from labtools.simulators.tasks.pka_fit import base_fraction, fit_pka, pka_posterior, rss_profile
 from labtools.simulators.world import Mixture, SpeciesLibrary, World
 from labtools.simulators.world.hidden_species import (
     PKA_RANGE,
@@ -329,3 +329,16 @@ def _run(lab: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
     results = [lab.call(tool, arguments) for tool, arguments in calls]
     assert all(result.ok for result in results), [r.error for r in results if not r.ok]
     return [json.dumps(result.to_dict()) for result in results]
+
+
+def test_the_scan_s_kept_projections_follow_the_ph_values() -> None:
+    """The grid's projections are kept between fits: a second scan gives the first's RSS to
+    the bit, and other pH values get their own (each point as a scan of that pKa alone)."""
+    rng = np.random.default_rng(3)
+    spectra = rng.uniform(0.0, 1.0, (6, 5))
+    grid = np.arange(0.0, 14.01, 0.5)
+    for ph in (np.linspace(4.0, 9.0, 6), np.linspace(5.0, 10.0, 6)):
+        first = rss_profile(spectra, ph, grid)
+        assert np.array_equal(rss_profile(spectra, ph, grid), first)
+        alone = [rss_profile(spectra, ph, np.array([pka]))[0] for pka in grid]
+        assert first == pytest.approx(alone, rel=1e-12, abs=1e-12)

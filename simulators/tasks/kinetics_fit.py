@@ -29,6 +29,12 @@ __all__ = [
 #: relative error added to each rate's own standard error in the fits' weights: pipetting and
 #: the rate window's model error, so that no one well dominates
 RELATIVE_FLOOR = 0.02
+#: the inhibition fits' grids: 90 × 90 points, then two refinements of 41 × 41 around the best
+#: (0: the last grid)
+_REFINE = (41, 41, 0)
+#: grid points whose fast weighted RSS is within this fraction of Σwv² of the least are
+#: evaluated exactly (the fast form rounds to ~1e-15 of Σwv²)
+_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -132,25 +138,99 @@ def fit_inhibition(
     """Weighted least squares of one mechanism's rate law over all wells: K and Ki on a log
     grid (refined twice), V exact for each pair."""
     s, i, v, se = (np.asarray(x, dtype=float) for x in (s, i, v, se))
+    return _fit_subsets(s, i, v, se, mechanism, np.ones((1, v.size), bool))[0]
+
+
+def _fit_subsets(
+    s: np.ndarray, i: np.ndarray, v: np.ndarray, se: np.ndarray, mechanism: str, masks: np.ndarray
+) -> list[InhibitionFit]:
+    """:func:`fit_inhibition` of each subset of the wells ``masks`` (rows of booleans) picks.
+
+    The grid of each subset is searched as :func:`fit_inhibition` describes, but the subsets
+    on one grid share its rate laws, and each point's weighted RSS at its best V comes from
+    three sums over the wells (:func:`_sums`), ``Σwv² − (Σwvx)²/Σwx²``. That form rounds to
+    about 1e-15 of ``Σwv²``; the points within :data:`_SLACK` of it from its minimum are then
+    evaluated as ``Σw(v − Vx)²``, term by term in the subset's own order, and the least of them
+    (the first on a tie) is the subset's choice: the very point, V and RSS of a fit of that
+    subset alone.
+    """
     w = weights(v, se)
+    wv = w * v
+    grids = [_start_grids(s[m], i[m]) for m in masks]
+    subsets = [(s[m], i[m], w[m], v[m]) for m in masks]
+    best: list[tuple[float, float, float, float]] = [(0.0, 0.0, 0.0, 0.0)] * len(masks)
+    points = (s[:, None, None], i[:, None, None])
+    for size in _REFINE:
+        groups: dict[tuple[float, ...], list[int]] = {}
+        for n, (k_grid, ki_grid) in enumerate(grids):
+            key = (k_grid[0], k_grid[-1], ki_grid[0], ki_grid[-1], k_grid.size, ki_grid.size)
+            groups.setdefault(key, []).append(n)
+        for members in groups.values():
+            k_grid, ki_grid = grids[members[0]]
+            k, ki = np.exp(k_grid), np.exp(ki_grid)
+            x = inhibited_rate(*points, k[None, :, None], ki[None, None, :], mechanism)
+            x = x.reshape(v.size, -1)  # (wells, grid points)
+            sum_wvx, sum_wxx, sum_wvv = _sums(x, w, wv, v, masks[members])
+            fast = sum_wvv[:, None] - sum_wvx * sum_wvx / sum_wxx  # (subsets, grid points)
+            for column, n in enumerate(members):
+                sm, im, wm, vm = subsets[n]
+                near = fast[column]
+                candidates = np.flatnonzero(near <= near.min() + _SLACK * sum_wvv[column])
+                if not candidates.size:  # NaN: every point, as a search of this subset alone
+                    candidates = np.arange(near.size)
+                a, b = np.divmod(candidates, ki_grid.size)
+                xc = inhibited_rate(sm, im, k[a][:, None], ki[b][:, None], mechanism)
+                big_v = (wm * vm * xc).sum(axis=-1) / (wm * xc * xc).sum(axis=-1)
+                rss = (wm * (vm - big_v[:, None] * xc) ** 2).sum(axis=-1)
+                pick = int(np.argmin(rss))
+                ak, bk = int(a[pick]), int(b[pick])
+                best[n] = (
+                    float(np.exp(k_grid[ak])),
+                    float(np.exp(ki_grid[bk])),
+                    float(big_v[pick]),
+                    float(rss[pick]),
+                )
+                if size:
+                    dk, dki = k_grid[1] - k_grid[0], ki_grid[1] - ki_grid[0]
+                    grids[n] = (
+                        np.linspace(k_grid[ak] - dk, k_grid[ak] + dk, size),
+                        np.linspace(ki_grid[bk] - dki, ki_grid[bk] + dki, size),
+                    )
+    return [InhibitionFit(mechanism, km, vmax, ki, rss) for km, ki, vmax, rss in best]
+
+
+def _sums(
+    x: np.ndarray, w: np.ndarray, wv: np.ndarray, v: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Σwvx and Σwx² at each grid point (``x``: wells × grid points) and Σwv², over the wells
+    of each of ``masks``. Over all the masks' wells by a product with a vector, then the wells
+    each mask leaves out subtracted when it leaves out one at most (a leave-one-out round),
+    else each mask's own product: no matrix–matrix product (a multithreaded BLAS spends more
+    waiting for its threads than this work takes on one core)."""
+    union = masks.any(axis=0)
+    xx = x * x
+    out = ~masks & union
+    if out.sum(axis=1).max() > 1:
+        sum_wvx = np.array([(wv * m) @ x for m in masks])
+        sum_wxx = np.array([(w * m) @ xx for m in masks])
+    else:
+        rows, left = np.nonzero(out)
+        sum_wvx = np.repeat(((wv * union) @ x)[None, :], len(masks), axis=0)
+        sum_wxx = np.repeat(((w * union) @ xx)[None, :], len(masks), axis=0)
+        sum_wvx[rows] -= wv[left, None] * x[left]
+        sum_wxx[rows] -= w[left, None] * xx[left]
+    return sum_wvx, sum_wxx, masks @ (wv * v)
+
+
+def _start_grids(s: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first grids of ln K and ln Ki: from 1/100 of the smallest ``s`` (``i`` > 0) to 100×
+    the largest, 90 points each."""
     k_grid = np.linspace(math.log(s.min() / 100.0), math.log(s.max() * 100.0), 90)
     positive = i[i > 0]
     low_i = positive.min() if positive.size else 1e-6
     high_i = positive.max() if positive.size else 1e-3
     ki_grid = np.linspace(math.log(low_i / 100.0), math.log(high_i * 100.0), 90)
-    for _ in range(3):
-        k = np.exp(k_grid)[:, None, None]
-        ki = np.exp(ki_grid)[None, :, None]
-        x = inhibited_rate(s, i, k, ki, mechanism)  # (K, Ki, points)
-        big_v = (w * v * x).sum(axis=-1) / (w * x * x).sum(axis=-1)
-        rss = (w * (v - big_v[..., None] * x) ** 2).sum(axis=-1)
-        a, b = np.unravel_index(int(np.argmin(rss)), rss.shape)
-        dk, dki = k_grid[1] - k_grid[0], ki_grid[1] - ki_grid[0]
-        best = (float(np.exp(k_grid[a])), float(np.exp(ki_grid[b])), float(big_v[a, b]))
-        best_rss = float(rss[a, b])
-        k_grid = np.linspace(k_grid[a] - dk, k_grid[a] + dk, 41)
-        ki_grid = np.linspace(ki_grid[b] - dki, ki_grid[b] + dki, 41)
-    return InhibitionFit(mechanism, best[0], best[2], best[1], best_rss)
+    return k_grid, ki_grid
 
 
 def fit_inhibition_robust(
@@ -163,25 +243,29 @@ def fit_inhibition_robust(
     bends towards it, so its own residual does not show it. The fits, and the wells kept."""
     s, i, v, se = (np.asarray(x, dtype=float) for x in (s, i, v, se))
     kept = np.ones(v.size, bool)
-
-    def fits_of(mask: np.ndarray) -> list[InhibitionFit]:
-        return [fit_inhibition(s[mask], i[mask], v[mask], se[mask], m) for m in MECHANISMS]
-
     while True:
-        fits = fits_of(kept)
         if kept.sum() <= 7:
-            return fits, kept
+            return _fits_of(s, i, v, se, kept[None, :])[0], kept
+        left = np.flatnonzero(kept)
+        masks = np.repeat(kept[None, :], left.size + 1, axis=0)
+        masks[np.arange(1, left.size + 1), left] = False  # row 1 + n leaves out well left[n]
+        fits, *others = _fits_of(s, i, v, se, masks)
         rss = min(f.rss for f in fits)
-        without = {}
-        for j in np.flatnonzero(kept):
-            mask = kept.copy()
-            mask[j] = False
-            without[int(j)] = min(f.rss for f in fits_of(mask))
+        without = {int(j): min(f.rss for f in other) for j, other in zip(left, others, strict=True)}
         worst = min(without, key=without.__getitem__)
         variance = max(without[worst] / (kept.sum() - 4), 1.0)
         if rss - without[worst] <= OUTLIER_Z**2 * variance:
             return fits, kept
         kept[worst] = False
+
+
+def _fits_of(
+    s: np.ndarray, i: np.ndarray, v: np.ndarray, se: np.ndarray, masks: np.ndarray
+) -> list[list[InhibitionFit]]:
+    """Each mechanism's fit of each subset ``masks`` picks: per subset, in :data:`MECHANISMS`
+    order."""
+    per_mechanism = [_fit_subsets(s, i, v, se, m, masks) for m in MECHANISMS]
+    return [list(fits) for fits in zip(*per_mechanism, strict=True)]
 
 
 def mechanism_probabilities(fits: list[InhibitionFit], points: int) -> dict[str, float]:

@@ -37,12 +37,32 @@ def rss_profile(spectra: np.ndarray, ph: np.ndarray, pkas: np.ndarray) -> np.nda
     wells × 2 matrix ``[1 − f, f]``, RSS = tr(G) − tr(P G), ``P`` the projection on ``F``'s
     columns and ``G = spectra · spectraᵀ``.
     """
-    f = base_fraction(ph[None, :], np.asarray(pkas, dtype=float)[:, None])
+    projection = _projections(ph, np.asarray(pkas, dtype=float))
+    g = spectra @ spectra.T
+    return np.trace(g) - np.einsum("kij,ij->k", projection, g)
+
+
+def _projections(ph: np.ndarray, pkas: np.ndarray) -> np.ndarray:
+    """``P`` of :func:`rss_profile` at each of ``pkas`` (pKa × wells × wells): it depends on
+    the pH values and the grid alone, so a grid's (the scan's: the same each fit and, with
+    the same buffers, each episode) is kept for the next fit."""
+    key = (ph.dtype.str, ph.tobytes(), pkas.tobytes()) if pkas.size > 1 else None
+    kept = _GRID_PROJECTION.get(key) if key is not None else None
+    if kept is not None:
+        return kept
+    f = base_fraction(ph[None, :], pkas[:, None])
     design = np.stack([1.0 - f, f], axis=-1)  # pKa × wells × 2
     gram = np.einsum("kni,knj->kij", design, design)
     projection = design @ np.linalg.pinv(gram) @ np.swapaxes(design, 1, 2)
-    g = spectra @ spectra.T
-    return np.trace(g) - np.einsum("kij,ij->k", projection, g)
+    if key is not None:
+        projection.flags.writeable = False
+        _GRID_PROJECTION.clear()
+        _GRID_PROJECTION[key] = projection
+    return projection
+
+
+#: the last grid's projections, under (the pH values' dtype, their bytes, the grid's bytes)
+_GRID_PROJECTION: dict[tuple[str, bytes, bytes], np.ndarray] = {}
 
 
 class PkaFit:

@@ -1,8 +1,12 @@
 """Enzyme kinetics in the world's containers, integrated exactly as virtual time passes.
 
 Whenever the world's clock advances by Δt, every container holding an enzyme (or a substrate
-that hydrolyses by itself) reacts over Δt; the others are skipped after a set-membership test.
-Per container, with concentrations in M and the volume constant within a step::
+that hydrolyses by itself) reacts over Δt. The step is kept and run in a container when it is
+next looked at (the world's ``contents`` and ``peek``; ``hidden_truth`` runs them all first):
+each kept step in turn, with the arithmetic it would have had at its own time, so the amounts
+are the very same, and a well no one looks at again (a read plate's wells while the next
+plate runs) costs nothing. Per container, with concentrations in M and the volume constant
+within a step::
 
     dS/dt = −kcat'·E(t)·S / (K' + S) − k_s·S,      E(t) = E₀·exp(−k_d·t)
 
@@ -71,6 +75,9 @@ MECHANISMS = ("competitive", "noncompetitive", "uncompetitive")
 #: amounts are nmol and volumes µL: nmol/µL · 1e-3 is molar
 _NMOL_PER_UL_TO_MOLAR = 1e-3
 _NEWTON_STEPS = 200
+#: steps kept before every container runs them and they are forgotten (bounds the memory of a
+#: world that runs long between resets)
+_MOST_STEPS_KEPT = 4096
 
 Hidden = Callable[[str, Callable[[np.random.Generator], Any]], Any]
 
@@ -291,10 +298,31 @@ class Kinetics:
         self._contents = contents
         self._hidden = hidden
         self.data = (data or KineticsData.default()).known_to(species)
-        self._watched = frozenset(self.data.enzymes) | frozenset(self.data.spontaneous)
+        #: the steps since the containers were last settled, and how many of them each
+        #: container has run (none listed: none)
+        self._steps: list[_Step] = []
+        self._at: dict[str, int] = {}
+
+    @property
+    def data(self) -> KineticsData:
+        """The reactions this world runs (replaceable: what depends on them follows)."""
+        return self._data
+
+    @data.setter
+    def data(self, data: KineticsData) -> None:
+        self._data = data
         self._inhibitors_of: dict[str, list[InhibitorPrior]] = {}
-        for inhibitor in self.data.inhibitors.values():
+        for inhibitor in data.inhibitors.values():
             self._inhibitors_of.setdefault(inhibitor.enzyme, []).append(inhibitor)
+        # a container's reactions run in this order: the hydrolyses, then the enzymes, each
+        # as the data lists them; (rank, species) of every species that starts one
+        ranked = [*data.spontaneous, *data.enzymes]
+        self._rank = {key: (rank, key) for rank, key in enumerate(ranked)}
+        made = {p for p, _ in data.spontaneous.values()}
+        made |= {e.product for e in data.enzymes.values()}
+        #: whether a reaction makes what starts another: then every reaction is tried in every
+        #: reactive container, in order (a product made within the step reacts within it)
+        self._chained = not made.isdisjoint(self._rank)
 
     # -- hidden truth --------------------------------------------------------------------------
     def enzyme(self, key: str) -> dict[str, float]:
@@ -342,48 +370,84 @@ class Kinetics:
     def advance(self, seconds: float, warm: Mapping[str, float] | None = None) -> None:
         """Let ``seconds`` pass in every container that holds something reactive. ``warm``:
         °C of the vessels away from the reference temperature (a container ``"plate_1:A1"``
-        is in vessel ``"plate_1"``), constant over the step; the others are at it."""
-        if seconds <= 0.0 or not self._watched:
+        is in vessel ``"plate_1"``), constant over the step; the others are at it.
+
+        The step is kept, and run in a container when it is next looked at (:meth:`settle`,
+        which the world's ``contents`` and ``peek`` call): every step in turn, with the same
+        arithmetic as at the step itself, so the amounts are the very same; a container no
+        one looks at again costs nothing."""
+        if seconds <= 0.0 or not self._rank:
             return
-        watched = self._watched
-        hydrolysis = self._hydrolysis(seconds)
-        for name, mixture in self._contents.items():
-            amounts = mixture.amounts
-            if amounts and mixture.volume_ul > 0.0 and not watched.isdisjoint(amounts):
-                celsius = warm.get(name.partition(":")[0], REFERENCE_C) if warm else REFERENCE_C
-                self._react(mixture, seconds, hydrolysis, celsius)
+        self._steps.append(_Step(self, seconds, dict(warm) if warm else None))
+        if len(self._steps) >= _MOST_STEPS_KEPT:
+            self.settle_all()
+
+    def track(self, name: str) -> None:
+        """Container ``name`` was filled or made just now: no step so far is its to run."""
+        self._at[name] = len(self._steps)
+
+    def settle(self, name: str) -> None:
+        """Run in container ``name`` the steps since it was last looked at."""
+        steps = self._steps
+        at = self._at.get(name, 0)
+        if at == len(steps):
+            return
+        self._at[name] = len(steps)
+        mixture = self._contents.get(name)
+        if mixture is None or not mixture.amounts or mixture.volume_ul <= 0.0:
+            return
+        rank = self._rank
+        found = [rank[k] for k in mixture.amounts if k in rank]
+        if not found:
+            return
+        vessel = name.partition(":")[0]
+        for step in steps[at:]:
+            warm = step.warm
+            celsius = warm.get(vessel, REFERENCE_C) if warm else REFERENCE_C
+            self._react(mixture, step, celsius, found)
+
+    def settle_all(self) -> None:
+        """Run every container's pending steps, and forget the steps."""
+        for name in list(self._contents):
+            self.settle(name)
+        self._steps.clear()
+        self._at.clear()
+
+    def reset(self) -> None:
+        """Forget the steps (the world's containers are being rebuilt)."""
+        self._steps.clear()
+        self._at.clear()
 
     def react(self, mixture: Mixture, seconds: float, celsius: float = REFERENCE_C) -> None:
         """Let ``seconds`` (≥ 0) pass in ``mixture`` at ``celsius``: spontaneous hydrolysis,
         then each enzyme on its substrate; active enzyme decays."""
         if seconds > 0.0 and mixture.volume_ul > 0.0:
-            self._react(mixture, seconds, self._hydrolysis(seconds), celsius)
-
-    def _hydrolysis(self, seconds: float) -> list[tuple[str, str, float]]:
-        """(substrate, product, fraction hydrolysed) over ``seconds``."""
-        return [
-            (substrate, product, -math.expm1(-rate * seconds))
-            for substrate, (product, rate) in self.data.spontaneous.items()
-        ]
+            found = [self._rank[k] for k in mixture.amounts if k in self._rank]
+            self._react(mixture, _Step(self, seconds), celsius, found)
 
     def _react(
-        self,
-        mixture: Mixture,
-        seconds: float,
-        hydrolysis: list[tuple[str, str, float]],
-        celsius: float,
+        self, mixture: Mixture, step: _Step, celsius: float, found: list[tuple[int, str]]
     ) -> None:
+        """The step's reactions in ``mixture``; ``found``: (rank, species) of the species in it
+        that start one."""
+        if self._chained:
+            found = list(self._rank.values())
+        elif len(found) > 1:
+            found.sort()
         amounts = mixture.amounts
-        for substrate, product, fraction in hydrolysis:
-            amount = amounts.get(substrate, 0.0)
-            if amount > 0.0:
+        hydrolysis, enzymes = step.hydrolysis(), self.data.enzymes
+        for _, key in found:
+            amount = amounts.get(key, 0.0)
+            if amount <= 0.0:
+                continue
+            if key in hydrolysis:
+                product, fraction = hydrolysis[key]
                 lost = amount * fraction
-                amounts[substrate] = amount - lost
+                amounts[key] = amount - lost
                 amounts[product] = amounts.get(product, 0.0) + lost
-        for key, prior in self.data.enzymes.items():
-            enzyme = amounts.get(key, 0.0)
-            if enzyme > 0.0:
-                self._catalyse(amounts, mixture.volume_ul, key, prior, enzyme, seconds, celsius)
+            else:
+                prior = enzymes[key]
+                self._catalyse(amounts, mixture.volume_ul, key, prior, amount, step, celsius)
 
     def _catalyse(
         self,
@@ -392,31 +456,91 @@ class Kinetics:
         key: str,
         prior: EnzymePrior,
         enzyme: float,
-        seconds: float,
+        step: _Step,
         celsius: float,
     ) -> None:
-        """One enzyme over ``seconds`` at ``celsius``: its substrate turned over, its activity
+        """One enzyme over the step at ``celsius``: its substrate turned over, its activity
         decayed."""
         to_molar = _NMOL_PER_UL_TO_MOLAR / volume_ul
-        truth = self.at_work(key, celsius)
-        kd = truth["kd_per_s"]
-        lost = -math.expm1(-kd * seconds)  # fraction of active enzyme lost over the step
-        exposure = enzyme * to_molar * (lost / kd if kd > 0.0 else seconds)  # ∫E dt, M·s
+        km, kcat, lost, per_enzyme = step.enzyme(key, celsius)
+        exposure = enzyme * to_molar * per_enzyme  # ∫E dt, M·s
         amounts[key] = enzyme * (1.0 - lost)
         substrate = amounts.get(prior.substrate, 0.0)
         if substrate <= 0.0:
             return
         present = [
-            (self.inhibition_at_work(i.key), amounts[i.key] * to_molar)
+            (step.inhibition(i.key), amounts[i.key] * to_molar)
             for i in self._inhibitors_of.get(key, ())
             if amounts.get(i.key, 0.0) > 0.0
         ]
-        km, kcat = apparent_constants(
-            truth["km_molar"],
-            truth["kcat_per_s"],
-            [(t["mechanism"], t["ki_molar"], level) for t, level in present],
-        )
+        if present:  # without inhibitors apparent_constants gives km and kcat exactly
+            km, kcat = apparent_constants(
+                km, kcat, [(t["mechanism"], t["ki_molar"], level) for t, level in present]
+            )
         # converted() < S₀ exactly; the min only absorbs the rounding of S₀/Km·Km
         done = min(converted(substrate * to_molar, km, kcat * exposure) / to_molar, substrate)
         amounts[prior.substrate] = substrate - done
         amounts[prior.product] = amounts.get(prior.product, 0.0) + done
+
+
+class _Step:
+    """What every container shares over one step of ``seconds``: the hydrolysed fractions,
+    and each enzyme's and inhibitor's constants at work (each worked out on first use, so that
+    a step no container runs costs next to nothing, and hidden truth is drawn when and as the
+    containers first need it)."""
+
+    __slots__ = (
+        "_enzymes",
+        "_hydrolysis",
+        "_inhibitors",
+        "_spontaneous",
+        "kinetics",
+        "seconds",
+        "warm",
+    )
+
+    def __init__(
+        self, kinetics: Kinetics, seconds: float, warm: dict[str, float] | None = None
+    ) -> None:
+        self.kinetics = kinetics
+        self.seconds = seconds
+        #: °C of the vessels away from the reference temperature over the step
+        self.warm = warm
+        self._spontaneous = kinetics.data.spontaneous  # the reactions as of the step
+        self._hydrolysis: dict[str, tuple[str, float]] | None = None
+        self._enzymes: dict[tuple[str, float], tuple[float, float, float, float]] = {}
+        self._inhibitors: dict[str, dict[str, Any]] = {}
+
+    def hydrolysis(self) -> dict[str, tuple[str, float]]:
+        """Substrate → (product, fraction hydrolysed over the step)."""
+        if self._hydrolysis is None:
+            seconds = self.seconds
+            self._hydrolysis = {
+                substrate: (product, -math.expm1(-rate * seconds))
+                for substrate, (product, rate) in self._spontaneous.items()
+            }
+        return self._hydrolysis
+
+    def enzyme(self, key: str, celsius: float) -> tuple[float, float, float, float]:
+        """Km (M), kcat (s⁻¹), the fraction of active enzyme lost over the step, and ∫E dt
+        per unit of E₀ (s) of enzyme ``key`` at ``celsius``."""
+        known = self._enzymes.get((key, celsius))
+        if known is None:
+            truth = self.kinetics.at_work(key, celsius)
+            kd, seconds = truth["kd_per_s"], self.seconds
+            lost = -math.expm1(-kd * seconds)
+            per_enzyme = lost / kd if kd > 0.0 else seconds
+            known = self._enzymes[key, celsius] = (
+                truth["km_molar"],
+                truth["kcat_per_s"],
+                lost,
+                per_enzyme,
+            )
+        return known
+
+    def inhibition(self, key: str) -> dict[str, Any]:
+        """Inhibitor ``key``'s mechanism and Ki at work (:meth:`Kinetics.inhibition_at_work`)."""
+        known = self._inhibitors.get(key)
+        if known is None:
+            known = self._inhibitors[key] = self.kinetics.inhibition_at_work(key)
+        return known

@@ -121,6 +121,7 @@ class World:
         self.thermal.reset()
         self.labels.clear()
         self._contents.clear()
+        self.kinetics.reset()
         self._hidden.clear()
         self._populate()
         for callback in self._live_callbacks():
@@ -163,17 +164,25 @@ class World:
 
     # -- contents ------------------------------------------------------------------------------
     def contents(self, container: str) -> Mixture:
-        """The real contents of ``container`` (an empty mixture if nothing was ever put in)."""
+        """The real contents of ``container`` as of now (an empty mixture if nothing was ever
+        put in). Reactions run in it when it is looked at: after time passes, look again."""
         mixture = self._contents.get(container)
         if mixture is None:
             mixture = self._contents[container] = Mixture()
+            self.kinetics.track(container)
+        else:
+            self.kinetics.settle(container)
         return mixture
 
     def peek(self, container: str) -> Mixture:
-        """The real contents of ``container`` for reading only: unlike :meth:`contents`, an
-        unknown container gives a new empty mixture and no entry is made. Do not change it."""
+        """The real contents of ``container`` as of now, for reading only: unlike
+        :meth:`contents`, an unknown container gives a new empty mixture and no entry is made.
+        Do not change it."""
         mixture = self._contents.get(container)
-        return mixture if mixture is not None else Mixture()
+        if mixture is None:
+            return Mixture()
+        self.kinetics.settle(container)
+        return mixture
 
     def containers(self) -> list[str]:
         return [k for k, m in self._contents.items() if m.volume_ul > 0]
@@ -181,6 +190,7 @@ class World:
     def fill(self, container: str, mixture: Mixture, label: str | None = None) -> None:
         """Replace the contents of ``container``."""
         self._contents[container] = mixture
+        self.kinetics.track(container)
         if label is not None:
             self.labels[container] = label
 
@@ -196,7 +206,9 @@ class World:
         return self._hidden[key]
 
     def hidden_truth(self) -> dict[str, Any]:
-        """Every hidden parameter drawn so far, for trainers and scoring (never for agents)."""
+        """Every hidden parameter drawn so far, for trainers and scoring (never for agents);
+        the reactions time has run so far first (they draw the constants they run on)."""
+        self.kinetics.settle_all()
         return dict(self._hidden)
 
     # -- building ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ temperatures change).
 from __future__ import annotations
 
 import math
+import threading
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -302,6 +303,9 @@ class Kinetics:
         #: container has run (none listed: none)
         self._steps: list[_Step] = []
         self._at: dict[str, int] = {}
+        #: the steps are run by whichever thread looks first (the lab's, or a live view's
+        #: reading a well's colour): one at a time, or a step could run twice in a container
+        self._settling = threading.RLock()
 
     @property
     def data(self) -> KineticsData:
@@ -378,16 +382,22 @@ class Kinetics:
         one looks at again costs nothing."""
         if seconds <= 0.0 or not self._rank:
             return
-        self._steps.append(_Step(self, seconds, dict(warm) if warm else None))
-        if len(self._steps) >= _MOST_STEPS_KEPT:
-            self.settle_all()
+        with self._settling:
+            self._steps.append(_Step(self, seconds, dict(warm) if warm else None))
+            if len(self._steps) >= _MOST_STEPS_KEPT:
+                self.settle_all()
 
     def track(self, name: str) -> None:
         """Container ``name`` was filled or made just now: no step so far is its to run."""
-        self._at[name] = len(self._steps)
+        with self._settling:
+            self._at[name] = len(self._steps)
 
     def settle(self, name: str) -> None:
         """Run in container ``name`` the steps since it was last looked at."""
+        with self._settling:
+            self._settle(name)
+
+    def _settle(self, name: str) -> None:
         steps = self._steps
         at = self._at.get(name, 0)
         if at == len(steps):
@@ -408,15 +418,17 @@ class Kinetics:
 
     def settle_all(self) -> None:
         """Run every container's pending steps, and forget the steps."""
-        for name in list(self._contents):
-            self.settle(name)
-        self._steps.clear()
-        self._at.clear()
+        with self._settling:
+            for name in list(self._contents):
+                self._settle(name)
+            self._steps.clear()
+            self._at.clear()
 
     def reset(self) -> None:
         """Forget the steps (the world's containers are being rebuilt)."""
-        self._steps.clear()
-        self._at.clear()
+        with self._settling:
+            self._steps.clear()
+            self._at.clear()
 
     def react(self, mixture: Mixture, seconds: float, celsius: float = REFERENCE_C) -> None:
         """Let ``seconds`` (≥ 0) pass in ``mixture`` at ``celsius``: spontaneous hydrolysis,

@@ -31,7 +31,9 @@ UL = {"value": 100.0, "unit": "microliter"}
 ITEMS = {"items": [{"channel": 0, "well": "reservoir:A1", "volume": UL}]}
 
 
-def _pair(lab: Lab) -> Callable[[], None]:
+def aspirate_dispense(lab: Lab) -> Callable[[], None]:
+    """One aspirate and one dispense of 100 µL on channel 0 (a tip mounted), as a call."""
+
     def pair() -> None:
         for name in ("lh_aspirate", "lh_dispense"):
             result = lab.call(name, ITEMS)
@@ -61,10 +63,10 @@ def _bench(label: str, path: str | Path | Traversable) -> None:
 
         times = interleaved_best_us(
             {
-                "plain": _unshadowed(lab, shadow, _pair(lab)),
-                "shadow": _pair(lab),
+                "plain": _unshadowed(lab, shadow, aspirate_dispense(lab)),
+                "shadow": aspirate_dispense(lab),
                 "mirror": shadow.sync,
-                "twin": _pair(twin),
+                "twin": aspirate_dispense(twin),
             },
             rounds=9,
             number=40,

@@ -27,14 +27,13 @@ import statistics
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
 
+from bench.shadow import aspirate_dispense
 from bench.timing import few, restore_sigint, row
 from labtools import Lab
 from labtools.view import ViewServer, open_view
 
 UL = {"value": 100.0, "unit": "microliter"}
-ITEMS = {"items": [{"channel": 0, "well": "reservoir:A1", "volume": UL}]}
 
 
 class _Page:
@@ -67,16 +66,6 @@ class _Page:
         self.stream.close()
 
 
-def _pair(lab: Lab) -> Callable[[], None]:
-    def pair() -> None:
-        for name in ("lh_aspirate", "lh_dispense"):
-            result = lab.call(name, ITEMS)
-            if not result.ok:
-                raise RuntimeError(f"{name}: {result.error}")
-
-    return pair
-
-
 def _cpu_s(thread: threading.Thread | None) -> float:
     """CPU seconds a thread has used (0 for none)."""
     if thread is None or thread.ident is None:
@@ -92,7 +81,7 @@ def _cost() -> None:
     viewer: dict[str, list[float]] = {c: [] for c in conditions}  # the view's threads' CPU
     with Lab.virtual(0) as lab:
         lab.lh.pick_up_tips("tips_300ul", [0])
-        pair = _pair(lab)
+        pair = aspirate_dispense(lab)
         for _ in range(few(20, 1)):
             pair()
         for _ in range(rounds):

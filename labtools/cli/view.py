@@ -18,7 +18,13 @@ is one self-contained file: it loads nothing from anywhere but this server.
 
 With --run PLAN, the plan runs on the lab once the view is up: a journal (.jsonl: every call
 in it is made again, in order) or a Python protocol (.py) defining run(lab). --pace waits after
-each call, so a person can follow. The view stays up until Ctrl-C (or --exit, for scripts)."""
+each call, so a person can follow. The view stays up until Ctrl-C (or --exit, for scripts).
+
+With --replay JOURNAL, the page steps through the journal instead (buttons, a slider, the
+arrow keys): step k shows the lab after the journal's first k calls. They are made again on a
+fresh simulated lab built from the journal's own lab record (its first call names its lab file
+and overrides), or on the lab --lab and --seed name if it has none; every step is kept, so
+stepping back shows exactly what was shown before."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)"
     )
     parser.add_argument("--run", type=Path, default=None, metavar="PLAN", help="plan to run")
+    parser.add_argument(
+        "--replay", type=Path, default=None, metavar="JOURNAL", help="step through a journal"
+    )
     parser.add_argument(
         "--pace", type=float, default=0.0, metavar="S", help="seconds to wait after each call"
     )
@@ -55,6 +64,11 @@ def _view(args: argparse.Namespace) -> int:
     if args.pace < 0:
         print("labtools view: --pace must be 0 or more seconds", file=sys.stderr)
         return 2
+    if args.replay is not None:
+        if args.run is not None:
+            print("labtools view: --run and --replay: give one", file=sys.stderr)
+            return 2
+        return _replay(args)
     try:
         plan = load_plan(args.run) if args.run is not None else None
     except (PlanError, OSError) as exc:
@@ -81,3 +95,40 @@ def _view(args: argparse.Namespace) -> int:
         server.stop()
         lab.close()
     return status
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Serve the page stepping through ``--replay``'s journal."""
+    from labtools.cli.common import open_lab
+    from labtools.view import ReplayError, open_replay
+    from labtools.view.replay import lab_of, read_calls, replay_lab
+
+    try:
+        calls = read_calls(args.replay)
+        lab = lab_of(calls, str(args.replay))
+        if lab is None:
+            lab = open_lab(args)
+        try:
+            replay = replay_lab(lab, calls, args.replay.name)
+        finally:
+            lab.close()
+    except (ReplayError, OSError, ValueError) as exc:
+        print(f"labtools view: {exc}", file=sys.stderr)
+        return 2
+    server = open_replay(replay, host=args.host, port=args.port)
+    print(f"labtools view: {server.url} ({replay.n} calls)", flush=True)
+    if replay.diverged:
+        steps = ", ".join(map(str, replay.diverged[:10]))
+        print(
+            f"labtools view: {len(replay.diverged)} call(s) gave another result than the "
+            f"journal's (steps {steps}{', …' if len(replay.diverged) > 10 else ''})",
+            file=sys.stderr,
+        )
+    try:
+        if not args.exit:
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

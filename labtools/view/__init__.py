@@ -2,6 +2,7 @@
 
 ``with view(lab) as url:`` serves the page on loopback from a thread while the block runs a
 protocol; ``open_view(lab)`` returns the running :class:`ViewServer` (``stop()`` ends it);
+``open_replay(replay_journal(path))`` serves a journal's replay, stepped through on the page;
 ``labtools view`` and ``labtools serve --view`` do the same from the command line. A session
 (anything with a ``lab``) is viewed through its lab. The page is one self-contained HTML file:
 it loads nothing from anywhere but the server that served it.
@@ -13,9 +14,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from labtools.view.replay import Replay, ReplayError, replay_journal
 from labtools.view.server import ViewServer
 
-__all__ = ["ViewServer", "open_view", "view"]
+__all__ = [
+    "Replay",
+    "ReplayError",
+    "ViewServer",
+    "open_replay",
+    "open_view",
+    "replay_journal",
+    "view",
+]
 
 
 def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer:
@@ -23,6 +33,13 @@ def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer
     ``host:port`` (``port=0``: a free port); the server's ``url`` is the page."""
     target = getattr(lab, "lab", lab)
     server = ViewServer(target, host=host, port=port)
+    server.start()
+    return server
+
+
+def open_replay(replay: Replay, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer:
+    """Start serving the page stepping through ``replay`` (:func:`replay_journal`)."""
+    server = ViewServer(None, host=host, port=port, replay=replay)
     server.start()
     return server
 

@@ -1,0 +1,169 @@
+"""Replay of a journal in the view: the lab's scene after each of its calls, kept per step.
+
+:func:`replay_journal` builds a fresh simulated lab from the journal's own lab record (a lab
+loaded from a file names it on a journal's first call: its TOML and overrides), or takes the
+lab given, makes the journal's calls on it in order and reads the scene (:class:`Scene`)
+before the first call and after each one. Step ``k`` is the state after the first ``k`` calls;
+every step is kept as the JSON text sent to the page, so stepping back and forth or scrubbing
+shows exactly what was read at that step, and costs a look-up. A call whose result on the
+replay differs from the one the journal recorded is listed in :attr:`Replay.diverged`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from labtools.errors import NotSupported
+from labtools.journal import Journal, read_journal
+from labtools.view.scene import Calls, Scene
+
+__all__ = ["Replay", "ReplayError", "lab_of", "read_calls", "replay_journal", "replay_lab"]
+
+
+class ReplayError(ValueError):
+    """A file that cannot be replayed: missing, not a journal, or its lab cannot be built."""
+
+
+@dataclass
+class Replay:
+    """An episode's steps: ``states[k]`` is the scene after the first ``k`` calls (JSON
+    text), drawn on ``layouts[layout_of[k]]``; ``calls`` the log's entries, one per call."""
+
+    source: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    layouts: list[str] = field(default_factory=list)
+    layout_of: list[int] = field(default_factory=list)
+    #: the steps whose call's result on the replay differs from the journal's
+    diverged: list[int] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """The number of calls (steps run from 0 to ``n``)."""
+        return len(self.states) - 1
+
+    def state(self, k: int) -> dict[str, Any]:
+        """The scene at step ``k`` (``0 <= k <= n``)."""
+        return dict(json.loads(self.states[k]))
+
+    def step_text(self, k: int) -> str:
+        """Step ``k`` as the page takes it: ``{"k", "layout", "state"}`` (JSON text)."""
+        return f'{{"k":{k},"layout":{self.layout_of[k]},"state":{self.states[k]}}}'
+
+    def outline_text(self) -> str:
+        """What the page needs once: the source, ``n``, the layouts, the calls, divergences."""
+        return (
+            f'{{"source":{json.dumps(self.source)},"n":{self.n},'
+            f'"layouts":[{",".join(self.layouts)}],'
+            f'"calls":{_dumps(self.calls)},"diverged":{_dumps(self.diverged)}}}'
+        )
+
+
+def read_calls(path: str | Path) -> list[dict[str, Any]]:
+    """The call events of the journal at ``path``; :class:`ReplayError` if it is none."""
+    try:
+        events = read_journal(path)
+    except FileNotFoundError as exc:
+        raise ReplayError(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReplayError(f"{path}: not a journal (one JSON object a line): {exc}") from exc
+    if not all(isinstance(e, dict) for e in events):
+        raise ReplayError(f"{path}: not a journal (one JSON object a line)")
+    if any(e.get("event") == "reset" for e in events):
+        raise ReplayError(
+            f"{path}: an episode's journal (its truth comes from the session's secret): the "
+            "view replays a lab's journal; `labtools replay --secret` re-runs an episode"
+        )
+    calls = [e for e in events if isinstance(e.get("tool"), str)]
+    if not calls:
+        raise ReplayError(f"{path}: not a journal: it records no call")
+    return calls
+
+
+def lab_of(calls: list[dict[str, Any]], source: str) -> Any | None:
+    """A fresh lab built from the journal's lab record (``None``: the journal has none);
+    :class:`ReplayError` if it cannot be built or is not simulated."""
+    from labtools.config import ConfigError
+    from labtools.lab import Lab
+
+    origin = next((e["lab"] for e in calls if isinstance(e.get("lab"), dict)), None)
+    if origin is None:
+        return None
+    text, overrides = origin.get("text"), origin.get("overrides") or {}
+    name = Path(str(origin.get("config") or "lab.toml")).name
+    if not isinstance(text, str) or not isinstance(overrides, dict):
+        raise ReplayError(f"{source}: its lab record holds no lab file")
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / name
+            path.write_text(text, encoding="utf-8")
+            lab = Lab.load(path, journal=Journal(keep=0), **overrides)
+    except (ConfigError, ValueError, TypeError) as exc:
+        said = str(exc).replace(str(path), name)  # not the temporary copy's path
+        raise ReplayError(f"{source}: its lab ({name}) cannot be built: {said}") from exc
+    try:
+        lab.checkpoint()  # refuses a lab with a real instrument: replay moves nothing real
+    except NotSupported as exc:
+        raise ReplayError(f"{source}: replay runs on simulated labs only: {exc}") from exc
+    lab.connect()
+    return lab
+
+
+def replay_lab(lab: Any, calls: list[dict[str, Any]], source: str = "journal") -> Replay:
+    """Make ``calls`` (journal events) on ``lab`` in order, reading its scene at each step."""
+    watcher = Calls(kept=len(calls) + 1)
+    scene = Scene(lab, watcher)
+    unwatch = lab.watch(watcher)
+    replay = Replay(source)
+    try:
+        _keep(replay, scene)
+        for k, event in enumerate(calls, start=1):
+            result = lab.call(event["tool"], event.get("arguments"))
+            if _recorded(event) != _recorded(result.to_dict()):
+                replay.diverged.append(k)
+            _keep(replay, scene)
+    finally:
+        unwatch()
+    replay.calls = watcher.since(0)
+    return replay
+
+
+def replay_journal(path: str | Path, lab: Any | None = None) -> Replay:
+    """The replay of the journal at ``path`` on a fresh lab built from its lab record, or on
+    ``lab`` if the journal has none (:class:`ReplayError` if it has neither)."""
+    calls = read_calls(path)
+    built = lab_of(calls, str(path))
+    target = built if built is not None else lab
+    if target is None:
+        raise ReplayError(f"{path}: the journal names no lab file; give the lab (--lab)")
+    try:
+        return replay_lab(target, calls, Path(path).name)
+    finally:
+        if built is not None:
+            built.close()
+
+
+def _keep(replay: Replay, scene: Scene) -> None:
+    state, moved = scene.read()
+    if moved or not replay.layouts:
+        replay.layouts.append(_dumps(scene.layout()))
+    replay.layout_of.append(len(replay.layouts) - 1)
+    replay.states.append(_dumps(state))
+
+
+def _recorded(event: dict[str, Any]) -> Any:
+    """What must match between a recorded call and its replay: the result or refusal's code."""
+    if event.get("ok"):
+        return True, json.loads(_dumps(event.get("data")))
+    error = event.get("error") or {}
+    return False, error.get("code") if isinstance(error, dict) else error
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), default=repr)

@@ -155,8 +155,10 @@ def test_files_that_cannot_be_replayed_are_refused(journal, tmp_path):
     (tmp_path / "list.jsonl").write_text("[1, 2]\n")
     assert "not a journal" in refused(tmp_path / "list.jsonl")
     episode = tmp_path / "episode.jsonl"
-    episode.write_text(json.dumps({"event": "reset", "task": "t", "seed": 0}) + "\n")
-    assert "episode's journal" in refused(episode)
+    call = {"tool": "lh_get_deck", "arguments": {}, "ok": True, "data": {}}
+    reset = {"event": "reset", "task": "no_such_task", "seed": 0}
+    episode.write_text(json.dumps(reset) + "\n" + json.dumps(call) + "\n")
+    assert "its task 'no_such_task' cannot be set up" in refused(episode)
     broken = _with_lab(journal, tmp_path / "broken.jsonl", "[lh]\nclass = 'x:Y'\n")
     said = refused(broken)
     why = said.partition("broken.jsonl: ")[2]  # the temporary copy's path is not said

@@ -20,11 +20,14 @@ With --run PLAN, the plan runs on the lab once the view is up: a journal (.jsonl
 in it is made again, in order) or a Python protocol (.py) defining run(lab). --pace waits after
 each call, so a person can follow. The view stays up until Ctrl-C (or --exit, for scripts).
 
-With --replay JOURNAL, the page steps through the journal instead (buttons, a slider, the
-arrow keys): step k shows the lab after the journal's first k calls. They are made again on a
-fresh simulated lab built from the journal's own lab record (its first call names its lab file
-and overrides), or on the lab --lab and --seed name if it has none; every step is kept, so
-stepping back shows exactly what was shown before."""
+With --replay FILE, the page steps through a recorded run instead (buttons, a slider, the
+arrow keys): step k shows the lab after its first k calls. FILE is a journal (.jsonl), a run
+bundle (the folder `labtools export` wrote), an episode's journal or an eval export
+(`labtools eval --export`: --episode N picks its N-th record). A journal's calls are made again
+on a fresh simulated lab built from its own lab record (its first call names its lab file and
+overrides), or on the lab --lab and --seed name if it has none; an episode's on a new session
+of its task and seed, under --secret (default: the evaluation's default secret). Every step is
+kept, so stepping back shows exactly what was shown before."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +44,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--run", type=Path, default=None, metavar="PLAN", help="plan to run")
     parser.add_argument(
-        "--replay", type=Path, default=None, metavar="JOURNAL", help="step through a journal"
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="step through a journal, run bundle, episode or eval export",
     )
+    parser.add_argument(
+        "--episode", type=int, default=1, metavar="N", help="an eval export's N-th record"
+    )
+    parser.add_argument("--secret", default=None, help="the secret an episode was recorded under")
     parser.add_argument(
         "--pace", type=float, default=0.0, metavar="S", help="seconds to wait after each call"
     )
@@ -100,18 +111,12 @@ def _view(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     """Serve the page stepping through ``--replay``'s journal."""
     from labtools.cli.common import open_lab
-    from labtools.view import ReplayError, open_replay
-    from labtools.view.replay import lab_of, read_calls, replay_lab
+    from labtools.view import ReplayError, open_replay, replay_journal
 
     try:
-        calls = read_calls(args.replay)
-        lab = lab_of(calls, str(args.replay))
-        if lab is None:
-            lab = open_lab(args)
-        try:
-            replay = replay_lab(lab, calls, args.replay.name)
-        finally:
-            lab.close()
+        replay = replay_journal(
+            args.replay, lambda: open_lab(args), secret=args.secret, episode=args.episode
+        )
     except (ReplayError, OSError, ValueError) as exc:
         print(f"labtools view: {exc}", file=sys.stderr)
         return 2

@@ -2,7 +2,8 @@
 
 ``with view(lab) as url:`` serves the page on loopback from a thread while the block runs a
 protocol; ``open_view(lab)`` returns the running :class:`ViewServer` (``stop()`` ends it);
-``open_replay(replay_journal(path))`` serves a journal's replay, stepped through on the page;
+``open_replay(replay_journal(path))`` serves the replay of a journal, a run bundle, an episode
+or an eval export's record, stepped through on the page;
 ``labtools view`` and ``labtools serve --view`` do the same from the command line. A session
 (anything with a ``lab``) is viewed through its lab. The page is one self-contained HTML file:
 it loads nothing from anywhere but the server that served it.
@@ -14,8 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from labtools.view.replay import Replay, ReplayError, replay_journal
+from labtools.view.replay import Replay, ReplayError
 from labtools.view.server import ViewServer
+from labtools.view.sources import replay_journal
 
 __all__ = [
     "Replay",

@@ -1,27 +1,29 @@
-"""Replay of a journal in the view: the lab's scene after each of its calls, kept per step.
+"""Replay in the view: a lab's scene after each call of a journal, kept per step.
 
-:func:`replay_journal` builds a fresh simulated lab from the journal's own lab record (a lab
-loaded from a file names it on a journal's first call: its TOML and overrides), or takes the
-lab given, makes the journal's calls on it in order and reads the scene (:class:`Scene`)
-before the first call and after each one. Step ``k`` is the state after the first ``k`` calls;
-every step is kept as the JSON text sent to the page, so stepping back and forth or scrubbing
-shows exactly what was read at that step, and costs a look-up. A call whose result on the
-replay differs from the one the journal recorded is listed in :attr:`Replay.diverged`.
+:func:`lab_of` builds a fresh simulated lab from a journal's own lab record (a lab loaded from
+a file names it on a journal's first call: its TOML and overrides); :func:`replay_lab` makes
+the journal's calls on a lab in order and reads the scene (:class:`Scene`) before the first
+call and after each one. Step ``k`` is the state after the first ``k`` calls; every step is
+kept as the JSON text sent to the page, so stepping back and forth or scrubbing shows exactly
+what was read at that step, and costs a look-up. A call whose result on the replay differs
+from the one recorded is listed in :attr:`Replay.diverged`. Reading the files (a journal, a
+run bundle, an episode, an eval export) is :mod:`labtools.view.sources`.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from labtools.errors import NotSupported
-from labtools.journal import Journal, read_journal
+from labtools.journal import Journal
 from labtools.view.scene import Calls, Scene
 
-__all__ = ["Replay", "ReplayError", "lab_of", "read_calls", "replay_journal", "replay_lab"]
+__all__ = ["Replay", "ReplayError", "lab_of", "replay_lab"]
 
 
 class ReplayError(ValueError):
@@ -63,29 +65,6 @@ class Replay:
         )
 
 
-def read_calls(path: str | Path) -> list[dict[str, Any]]:
-    """The call events of the journal at ``path``; :class:`ReplayError` if it is none."""
-    try:
-        events = read_journal(path)
-    except FileNotFoundError as exc:
-        raise ReplayError(f"{path}: no such file") from exc
-    except OSError as exc:
-        raise ReplayError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReplayError(f"{path}: not a journal (one JSON object a line): {exc}") from exc
-    if not all(isinstance(e, dict) for e in events):
-        raise ReplayError(f"{path}: not a journal (one JSON object a line)")
-    if any(e.get("event") == "reset" for e in events):
-        raise ReplayError(
-            f"{path}: an episode's journal (its truth comes from the session's secret): the "
-            "view replays a lab's journal; `labtools replay --secret` re-runs an episode"
-        )
-    calls = [e for e in events if isinstance(e.get("tool"), str)]
-    if not calls:
-        raise ReplayError(f"{path}: not a journal: it records no call")
-    return calls
-
-
 def lab_of(calls: list[dict[str, Any]], source: str) -> Any | None:
     """A fresh lab built from the journal's lab record (``None``: the journal has none);
     :class:`ReplayError` if it cannot be built or is not simulated."""
@@ -115,8 +94,15 @@ def lab_of(calls: list[dict[str, Any]], source: str) -> Any | None:
     return lab
 
 
-def replay_lab(lab: Any, calls: list[dict[str, Any]], source: str = "journal") -> Replay:
-    """Make ``calls`` (journal events) on ``lab`` in order, reading its scene at each step."""
+def replay_lab(
+    lab: Any,
+    calls: list[dict[str, Any]],
+    source: str = "journal",
+    call: Callable[[str, object], Any] | None = None,
+) -> Replay:
+    """Make ``calls`` (journal events) on ``lab`` in order, reading its scene at each step;
+    ``call``: what makes a call (a session's ``call_tool``; the lab's ``call`` by default)."""
+    make = call if call is not None else lab.call
     watcher = Calls(kept=len(calls) + 1)
     scene = Scene(lab, watcher)
     unwatch = lab.watch(watcher)
@@ -124,7 +110,7 @@ def replay_lab(lab: Any, calls: list[dict[str, Any]], source: str = "journal") -
     try:
         _keep(replay, scene)
         for k, event in enumerate(calls, start=1):
-            result = lab.call(event["tool"], event.get("arguments"))
+            result = make(event["tool"], event.get("arguments"))
             if _recorded(event) != _recorded(result.to_dict()):
                 replay.diverged.append(k)
             _keep(replay, scene)
@@ -132,21 +118,6 @@ def replay_lab(lab: Any, calls: list[dict[str, Any]], source: str = "journal") -
         unwatch()
     replay.calls = watcher.since(0)
     return replay
-
-
-def replay_journal(path: str | Path, lab: Any | None = None) -> Replay:
-    """The replay of the journal at ``path`` on a fresh lab built from its lab record, or on
-    ``lab`` if the journal has none (:class:`ReplayError` if it has neither)."""
-    calls = read_calls(path)
-    built = lab_of(calls, str(path))
-    target = built if built is not None else lab
-    if target is None:
-        raise ReplayError(f"{path}: the journal names no lab file; give the lab (--lab)")
-    try:
-        return replay_lab(target, calls, Path(path).name)
-    finally:
-        if built is not None:
-            built.close()
 
 
 def _keep(replay: Replay, scene: Scene) -> None:

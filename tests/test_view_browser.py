@@ -9,6 +9,7 @@ pictures); otherwise they go to a temporary folder.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import shutil
 import time
@@ -296,6 +297,72 @@ def test_a_replayed_journal_steps_forward_and_back_to_the_same_states(page, tmp_
         assert at(5) == seen[5]
         page.keyboard.press("Home")
         assert at(0) == seen[0]
+    finally:
+        server.stop()
+    assert page.off_machine == [] and page.errors == []
+
+
+def _dye_journal(path: Path, stock: str, extra: int = 0) -> Path:
+    lab = Lab.virtual(0, journal=path)
+    lab.lh.pick_up_tips("tips_300ul", [0])
+    lab.lh.aspirate([{"channel": 0, "well": stock, "volume": "100 uL"}])
+    lab.lh.dispense([{"channel": 0, "well": "plate_1:A1", "volume": "100 uL"}])
+    for _ in range(extra):
+        lab.call("lh_get_deck", {})
+    lab.close()
+    return path
+
+
+def test_two_replays_side_by_side_step_together(page, tmp_path):
+    blue = replay_journal(_dye_journal(tmp_path / "blue.jsonl", "reservoir:A5"))
+    yellow = replay_journal(_dye_journal(tmp_path / "yellow.jsonl", "reservoir:A2", extra=1))
+    server = open_replay([blue, yellow])
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.labpair.k === 0")
+        frames = [next(f for f in page.frames if f.url.endswith(f"/{n}/")) for n in (1, 2)]
+
+        def at(k: int, *steps: int) -> list[str]:
+            page.wait_for_function(f"window.labpair.k === {k}")
+            for frame, step in zip(frames, steps, strict=True):
+                frame.wait_for_function(f"window.labview.step === {step}")
+            return [frame.evaluate(_fill("plate_1:A1")) for frame in frames]
+
+        assert page.text_content("#step") == "0 / 4"
+        assert at(0, 0, 0) == ["none", "none"]
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        assert at(3, 3, 3) == [
+            blue.state(3)["colours"]["plate_1:A1"],
+            yellow.state(3)["colours"]["plate_1:A1"],
+        ]
+        _shot(page, "replay-side-by-side.png", tmp_path)
+        page.keyboard.press("End")  # the shorter run stays at its last step
+        assert at(4, 3, 4)[0] == blue.state(3)["colours"]["plate_1:A1"]
+        assert frames[1].text_content("#step") == "4 / 4"
+        page.click("#back")
+        page.click("#back")
+        assert at(2, 2, 2) == ["none", "none"]
+        assert frames[0].text_content("#status") == "blue.jsonl"
+    finally:
+        server.stop()
+    assert page.off_machine == [] and page.errors == []
+
+
+def test_a_replayed_call_with_another_result_is_marked(page, tmp_path):
+    path = _dye_journal(tmp_path / "calls.jsonl", "reservoir:A5")
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    events[2]["data"] = {"recorded": "something else"}
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    server = open_replay(replay_journal(path))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.labview.step === 0")
+        assert "1 call(s) gave another result" in (page.text_content("#status") or "")
+        page.keyboard.press("End")
+        page.wait_for_function("window.labview.step === 3")
+        assert page.get_attribute('#log li[data-n="3"]', "class") == "ok diverged"
+        assert page.get_attribute('#log li[data-n="2"]', "class") == "ok"
     finally:
         server.stop()
     assert page.off_machine == [] and page.errors == []

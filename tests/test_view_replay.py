@@ -173,7 +173,13 @@ def test_the_command_replays_and_refuses_bad_files_in_one_line(journal, tmp_path
 
     assert main(["view", "--replay", str(journal), "--port", "0", "--exit"]) == 0
     out = capsys.readouterr()
-    assert out.out.startswith("labtools view: http://127.0.0.1:") and "(6 calls)" in out.out
+    assert out.out.startswith("labtools view: http://127.0.0.1:")
+    assert out.out.endswith("(calls.jsonl: 6 calls)\n")
+    two = ["view", "--replay", str(journal), "--replay", str(journal), "--episode", "1"]
+    assert main([*two, "--port", "0", "--exit"]) == 0
+    assert "(calls.jsonl: 6 calls and calls.jsonl: 6 calls)" in capsys.readouterr().out
+    assert main([*two, "--replay", str(journal), "--exit"]) == 2
+    assert "--replay at most twice" in capsys.readouterr().err
     for bad in (tmp_path / "missing.jsonl", ROOT / "pyproject.toml"):
         assert main(["view", "--replay", str(bad), "--port", "0", "--exit"]) == 2
         err = capsys.readouterr().err

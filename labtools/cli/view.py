@@ -27,7 +27,9 @@ bundle (the folder `labtools export` wrote), an episode's journal or an eval exp
 on a fresh simulated lab built from its own lab record (its first call names its lab file and
 overrides), or on the lab --lab and --seed name if it has none; an episode's on a new session
 of its task and seed, under --secret (default: the evaluation's default secret). Every step is
-kept, so stepping back shows exactly what was shown before."""
+kept, so stepping back shows exactly what was shown before. Two --replay (each with its own
+--episode, in the same order) show two runs side by side, stepped together: an expert and an
+agent on one seed, say."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,12 +48,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--replay",
         type=Path,
-        default=None,
+        action="append",
         metavar="FILE",
-        help="step through a journal, run bundle, episode or eval export",
+        help="step through a journal, run bundle, episode or eval export (twice: side by side)",
     )
     parser.add_argument(
-        "--episode", type=int, default=1, metavar="N", help="an eval export's N-th record"
+        "--episode",
+        type=int,
+        action="append",
+        metavar="N",
+        help="an eval export's N-th record (default 1; one per --replay)",
     )
     parser.add_argument("--secret", default=None, help="the secret an episode was recorded under")
     parser.add_argument(
@@ -109,26 +115,34 @@ def _view(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    """Serve the page stepping through ``--replay``'s journal."""
+    """Serve the page stepping through ``--replay``'s run (or two, side by side)."""
     from labtools.cli.common import open_lab
     from labtools.view import ReplayError, open_replay, replay_journal
 
+    files, episodes = args.replay, args.episode or []
+    if len(files) > 2 or len(episodes) > len(files):
+        print("labtools view: --replay at most twice, --episode once per --replay", file=sys.stderr)
+        return 2
+    episodes = [*episodes, *[1] * (len(files) - len(episodes))]
     try:
-        replay = replay_journal(
-            args.replay, lambda: open_lab(args), secret=args.secret, episode=args.episode
-        )
+        replays = [
+            replay_journal(path, lambda: open_lab(args), secret=args.secret, episode=episode)
+            for path, episode in zip(files, episodes, strict=True)
+        ]
     except (ReplayError, OSError, ValueError) as exc:
         print(f"labtools view: {exc}", file=sys.stderr)
         return 2
-    server = open_replay(replay, host=args.host, port=args.port)
-    print(f"labtools view: {server.url} ({replay.n} calls)", flush=True)
-    if replay.diverged:
-        steps = ", ".join(map(str, replay.diverged[:10]))
-        print(
-            f"labtools view: {len(replay.diverged)} call(s) gave another result than the "
-            f"journal's (steps {steps}{', …' if len(replay.diverged) > 10 else ''})",
-            file=sys.stderr,
-        )
+    server = open_replay(replays, host=args.host, port=args.port)
+    counts = " and ".join(f"{r.source}: {r.n} calls" for r in replays)
+    print(f"labtools view: {server.url} ({counts})", flush=True)
+    for replay in replays:
+        if replay.diverged:
+            steps = ", ".join(map(str, replay.diverged[:10]))
+            print(
+                f"labtools view: {replay.source}: {len(replay.diverged)} call(s) gave another "
+                f"result than recorded (steps {steps}{', …' if len(replay.diverged) > 10 else ''})",
+                file=sys.stderr,
+            )
     try:
         if not args.exit:
             threading.Event().wait()

@@ -11,7 +11,7 @@ it loads nothing from anywhere but the server that served it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,8 +39,11 @@ def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer
     return server
 
 
-def open_replay(replay: Replay, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer:
-    """Start serving the page stepping through ``replay`` (:func:`replay_journal`)."""
+def open_replay(
+    replay: Replay | Sequence[Replay], *, host: str = "127.0.0.1", port: int = 0
+) -> ViewServer:
+    """Start serving the page stepping through ``replay`` (:func:`replay_journal`), or two
+    replays side by side, stepped together."""
     server = ViewServer(None, host=host, port=port, replay=replay)
     server.start()
     return server

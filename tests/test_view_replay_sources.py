@@ -84,14 +84,15 @@ def test_an_eval_exports_record_replays_as_its_episode(tmp_path):
     records, journals = [], []
     for seed in (0, 1):
         session, path = _episode(tmp_path / str(seed), seed)
-        records.append(from_session(session))
+        records.append({**from_session(session), "agent": "expert"})  # as eval writes it
         journals.append(path)
         session.close()
     export = tmp_path / f"{TASK}.jsonl"
     write_jsonl(export, records)
     for n, journal in enumerate(journals, start=1):
         replay = replay_journal(export, episode=n)
-        assert replay.source == f"{TASK}.jsonl #{n}" and replay.diverged == []
+        assert replay.source == f"{TASK}.jsonl #{n} (expert, seed {n - 1})"
+        assert replay.diverged == []
         assert replay.states == replay_journal(journal).states
     with pytest.raises(ReplayError, match="no episode 3: it holds 2"):
         replay_journal(export, episode=3)

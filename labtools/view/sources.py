@@ -33,7 +33,9 @@ def replay_journal(
     events = _events(path)
     if events and "messages" in events[0]:
         record, exported = _exported(events, episode, str(path))
-        return _episode(record, exported, secret, f"{source} #{episode}", str(path))
+        who = [str(record[k]) for k in ("agent", "seed") if record.get(k) is not None]
+        name = f"{source} #{episode}" + (f" ({', seed '.join(who)})" if len(who) == 2 else "")
+        return _episode(record, exported, secret, name, str(path))
     start = next((e for e in events if e.get("event") == "reset"), None)
     if start is not None:
         after = events[events.index(start) + 1 :]

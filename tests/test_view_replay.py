@@ -180,6 +180,8 @@ def test_the_command_replays_and_refuses_bad_files_in_one_line(journal, tmp_path
     assert "(calls.jsonl: 6 calls and calls.jsonl: 6 calls)" in capsys.readouterr().out
     assert main([*two, "--replay", str(journal), "--exit"]) == 2
     assert "--replay at most twice" in capsys.readouterr().err
+    assert main(["view", "--episode", "2", "--exit"]) == 2
+    assert "go with --replay" in capsys.readouterr().err
     for bad in (tmp_path / "missing.jsonl", ROOT / "pyproject.toml"):
         assert main(["view", "--replay", str(bad), "--port", "0", "--exit"]) == 2
         err = capsys.readouterr().err

@@ -81,6 +81,9 @@ def _view(args: argparse.Namespace) -> int:
     if args.pace < 0:
         print("labtools view: --pace must be 0 or more seconds", file=sys.stderr)
         return 2
+    if args.replay is None and (args.episode or args.secret is not None):
+        print("labtools view: --episode and --secret go with --replay", file=sys.stderr)
+        return 2
     if args.replay is not None:
         if args.run is not None:
             print("labtools view: --run and --replay: give one", file=sys.stderr)

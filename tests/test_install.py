@@ -79,4 +79,5 @@ def test_make_wheel_builds_a_wheel_holding_the_plug_ins_and_their_data(tmp_path)
     }
     assert {f"labtools/simulators/{d}" for d in data} <= names and len(data) >= 11
     assert {"labtools/py.typed", "labtools_verifiers.py"} <= names
+    assert {"labtools/view/page.html", "labtools/view/pair.html"} <= names  # the view's pages
     assert not any(n.startswith(("drivers/", "simulators/", "tests/")) for n in names)

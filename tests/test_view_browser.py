@@ -9,6 +9,7 @@ pictures); otherwise they go to a temporary folder.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import shutil
 import time
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from labtools import Lab
-from labtools.view import view
+from labtools.view import open_replay, replay_journal, view
 
 #: where Debian's chromium-headless-shell package puts the browser (dpkg -L), then PATH
 BROWSERS = ("/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell")
@@ -224,4 +225,144 @@ def test_a_reading_shows_as_a_heatmap_with_its_over_range_well_marked(page, tmp_
         box = page.locator('#deck rect[data-name="plate_1"] title').text_content()
         assert box == "plate_1 on reader"
         _shot(page, "live-view-reading.png", tmp_path)
+    assert page.off_machine == [] and page.errors == []
+
+
+#: what the page shows, to compare a step seen twice
+_SHOWN = """() => ({
+  step: document.getElementById("step").textContent,
+  clock: document.getElementById("clock").textContent,
+  wells: [...document.querySelectorAll("#deck [data-key]")].map(
+    n => `${n.dataset.key} ${n.getAttribute("fill")} ${n.dataset.volume}`),
+  tips_used: document.querySelectorAll("#deck .tip.used").length,
+  plate_1: document.querySelector('#deck rect[data-name="plate_1"] title').textContent,
+  log: document.getElementById("log").innerText,
+  reading: document.getElementById("reading-title").textContent,
+  read_wells: document.querySelectorAll("#reading [data-reading-well]").length,
+})"""
+
+
+def test_a_replayed_journal_steps_forward_and_back_to_the_same_states(page, tmp_path):
+    path = tmp_path / "calls.jsonl"
+    lab = Lab.virtual(0, journal=path)
+    lab.lh.pick_up_tips("tips_300ul", [0])
+    lab.lh.aspirate([{"channel": 0, "well": "reservoir:A5", "volume": "100 uL"}])
+    lab.lh.dispense([{"channel": 0, "well": "plate_1:A1", "volume": "100 uL"}])
+    lab.lh.move_plate("plate_1", "reader")
+    wavelength = {"value": 630, "unit": "nanometer"}
+    lab.call("reader_read_absorbance", {"plate": "plate_1", "wavelength": wavelength, "wells": []})
+    lab.close()
+    replay = replay_journal(path)
+    server = open_replay(replay)
+
+    def at(k: int) -> dict[str, Any]:
+        page.wait_for_function(f"window.labview.step === {k}")
+        return dict(page.evaluate(_SHOWN))
+
+    try:
+        page.goto(server.url)
+        seen = {0: at(0)}
+        assert seen[0]["step"] == "0 / 5" and seen[0]["clock"] == "0:00:00.0"
+        assert page.evaluate(_fill("plate_1:A1")) == "none" and seen[0]["log"] == ""
+        page.click("#forward")
+        seen[1] = at(1)
+        page.keyboard.press("ArrowRight")
+        seen[2] = at(2)
+        assert page.evaluate(_fill("plate_1:A1")) == "none" and seen[2]["tips_used"] == 1
+        page.click("#forward")  # the dispense
+        seen[3] = at(3)
+        blue = page.evaluate(_fill("plate_1:A1"))
+        assert blue == replay.state(3)["colours"]["plate_1:A1"]
+        r, _, b = (int(blue[i : i + 2], 16) for i in (1, 3, 5))
+        assert b > r and b > 200  # brilliant blue
+        assert page.get_attribute('#deck [data-key="plate_1:A1"]', "data-volume") == "100"
+        assert page.locator("#log li").count() == 3 and seen[3]["clock"] != "0:00:00.0"
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        seen[5] = at(5)  # the plate in the reader, read
+        assert seen[5]["plate_1"] == "plate_1 on reader" and seen[5]["read_wells"] == 96
+        _shot(page, "replay-view.png", tmp_path)
+        # back: each step as it was seen on the way forward
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        assert at(3) == seen[3]
+        page.click("#back")
+        assert at(2) == seen[2] and page.evaluate(_fill("plate_1:A1")) == "none"
+        page.locator("#scrub").fill("5")  # the slider
+        assert at(5) == seen[5]
+        page.locator("#scrub").fill("1")
+        assert at(1) == seen[1] and seen[1]["reading"] == ""
+        assert seen[1]["plate_1"].startswith("plate_1 on plate_carrier")
+        page.keyboard.press("End")
+        assert at(5) == seen[5]
+        page.keyboard.press("Home")
+        assert at(0) == seen[0]
+    finally:
+        server.stop()
+    assert page.off_machine == [] and page.errors == []
+
+
+def _dye_journal(path: Path, stock: str, extra: int = 0) -> Path:
+    lab = Lab.virtual(0, journal=path)
+    lab.lh.pick_up_tips("tips_300ul", [0])
+    lab.lh.aspirate([{"channel": 0, "well": stock, "volume": "100 uL"}])
+    lab.lh.dispense([{"channel": 0, "well": "plate_1:A1", "volume": "100 uL"}])
+    for _ in range(extra):
+        lab.call("lh_get_deck", {})
+    lab.close()
+    return path
+
+
+def test_two_replays_side_by_side_step_together(page, tmp_path):
+    blue = replay_journal(_dye_journal(tmp_path / "blue.jsonl", "reservoir:A5"))
+    yellow = replay_journal(_dye_journal(tmp_path / "yellow.jsonl", "reservoir:A2", extra=1))
+    server = open_replay([blue, yellow])
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.labpair.k === 0")
+        frames = [next(f for f in page.frames if f.url.endswith(f"/{n}/")) for n in (1, 2)]
+
+        def at(k: int, *steps: int) -> list[str]:
+            page.wait_for_function(f"window.labpair.k === {k}")
+            for frame, step in zip(frames, steps, strict=True):
+                frame.wait_for_function(f"window.labview.step === {step}")
+            return [frame.evaluate(_fill("plate_1:A1")) for frame in frames]
+
+        assert page.text_content("#step") == "0 / 4"
+        assert at(0, 0, 0) == ["none", "none"]
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        assert at(3, 3, 3) == [
+            blue.state(3)["colours"]["plate_1:A1"],
+            yellow.state(3)["colours"]["plate_1:A1"],
+        ]
+        _shot(page, "replay-side-by-side.png", tmp_path)
+        page.keyboard.press("End")  # the shorter run stays at its last step
+        assert at(4, 3, 4)[0] == blue.state(3)["colours"]["plate_1:A1"]
+        assert frames[1].text_content("#step") == "4 / 4"
+        page.click("#back")
+        page.click("#back")
+        assert at(2, 2, 2) == ["none", "none"]
+        assert frames[0].text_content("#status") == "blue.jsonl"
+    finally:
+        server.stop()
+    assert page.off_machine == [] and page.errors == []
+
+
+def test_a_replayed_call_with_another_result_is_marked(page, tmp_path):
+    path = _dye_journal(tmp_path / "calls.jsonl", "reservoir:A5")
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    events[2]["data"] = {"recorded": "something else"}
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    server = open_replay(replay_journal(path))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.labview.step === 0")
+        assert "1 call(s) gave another result" in (page.text_content("#status") or "")
+        page.keyboard.press("End")
+        page.wait_for_function("window.labview.step === 3")
+        assert page.get_attribute('#log li[data-n="3"]', "class") == "ok diverged"
+        assert page.get_attribute('#log li[data-n="2"]', "class") == "ok"
+    finally:
+        server.stop()
     assert page.off_machine == [] and page.errors == []

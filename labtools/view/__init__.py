@@ -2,6 +2,8 @@
 
 ``with view(lab) as url:`` serves the page on loopback from a thread while the block runs a
 protocol; ``open_view(lab)`` returns the running :class:`ViewServer` (``stop()`` ends it);
+``open_replay(replay_journal(path))`` serves the replay of a journal, a run bundle, an episode
+or an eval export's record, stepped through on the page;
 ``labtools view`` and ``labtools serve --view`` do the same from the command line. A session
 (anything with a ``lab``) is viewed through its lab. The page is one self-contained HTML file:
 it loads nothing from anywhere but the server that served it.
@@ -9,13 +11,23 @@ it loads nothing from anywhere but the server that served it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from labtools.view.replay import Replay, ReplayError
 from labtools.view.server import ViewServer
+from labtools.view.sources import replay_journal
 
-__all__ = ["ViewServer", "open_view", "view"]
+__all__ = [
+    "Replay",
+    "ReplayError",
+    "ViewServer",
+    "open_replay",
+    "open_view",
+    "replay_journal",
+    "view",
+]
 
 
 def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer:
@@ -23,6 +35,16 @@ def open_view(lab: Any, *, host: str = "127.0.0.1", port: int = 0) -> ViewServer
     ``host:port`` (``port=0``: a free port); the server's ``url`` is the page."""
     target = getattr(lab, "lab", lab)
     server = ViewServer(target, host=host, port=port)
+    server.start()
+    return server
+
+
+def open_replay(
+    replay: Replay | Sequence[Replay], *, host: str = "127.0.0.1", port: int = 0
+) -> ViewServer:
+    """Start serving the page stepping through ``replay`` (:func:`replay_journal`), or two
+    replays side by side, stepped together."""
+    server = ViewServer(None, host=host, port=port, replay=replay)
     server.start()
     return server
 

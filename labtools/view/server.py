@@ -2,8 +2,12 @@
 
 ``GET /`` is the page (:file:`page.html`, package data: no script or style from anywhere
 else); ``GET /events`` streams ``layout``, ``state`` and ``calls`` events as the lab changes;
-``GET /state`` is the latest state as JSON. A :class:`ViewServer` runs Starlette under uvicorn
-on a thread of its own, so a script, a session or an MCP server goes on as before.
+``GET /state`` is the latest state as JSON. Serving a :class:`~labtools.view.replay.Replay`
+instead, ``GET /replay`` is its outline (the layouts, the calls) and ``GET /replay/<k>`` its
+step ``k``; the page, told so, steps through them. Two replays side by side: ``/`` shows
+``/1/`` and ``/2/``, each a replay's page, stepped together. A :class:`ViewServer` runs
+Starlette under uvicorn on a thread of its own, so a script, a session or an MCP server goes
+on as before.
 
 Cost to the lab: its watcher (:class:`~labtools.view.scene.Calls`) appends each call's event to
 a deque. The state is read on the server's thread, only while a page is connected, at most
@@ -22,10 +26,11 @@ import json
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from importlib.resources import files
 from typing import Any
 
+from labtools.view.replay import Replay
 from labtools.view.scene import Calls, Scene
 
 __all__ = ["CALLS_SENT", "IDLE_INTERVAL_S", "MIN_INTERVAL_S", "ViewServer"]
@@ -151,19 +156,35 @@ def _event(name: str, data: str) -> str:
     return f"event: {name}\ndata: {data}\n\n"
 
 
-def page() -> str:
-    """The page: one HTML file holding its script and style."""
-    return files("labtools.view").joinpath("page.html").read_text(encoding="utf-8")
+def page(mode: str = "live") -> str:
+    """The page: one HTML file holding its script and style; ``mode`` ``"replay"``: it steps
+    through a replay rather than following a lab; ``"pair"``: the page of two replays
+    (:file:`pair.html`, their pages in frames)."""
+    if mode == "pair":
+        return files("labtools.view").joinpath("pair.html").read_text(encoding="utf-8")
+    html = files("labtools.view").joinpath("page.html").read_text(encoding="utf-8")
+    return html.replace('<body data-mode="live">', f'<body data-mode="{mode}">', 1)
 
 
 class ViewServer:
-    """The view of ``lab`` served on ``host:port`` (``port=0``: a free one) from a thread.
+    """The view of ``lab`` (or of a ``replay``, or two side by side, with ``lab=None``) served
+    on ``host:port`` (``port=0``: a free one) from a thread.
 
     ``start()`` returns the page's URL once the server listens; ``stop()`` stops watching the
     lab and ends the server and its streams."""
 
-    def __init__(self, lab: Any, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.lab, self.host, self.port = lab, host, port
+    def __init__(
+        self,
+        lab: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        replay: Replay | Sequence[Replay] | None = None,
+    ) -> None:
+        replays = (replay,) if isinstance(replay, Replay) else tuple(replay or ())
+        if (lab is None) == (not replays) or len(replays) > 2:
+            raise ValueError("a view serves a lab, a replay or two replays")
+        self.lab, self.host, self.port, self.replays = lab, host, port, replays
         self._hub: _Hub | None = None
         self._server: Any = None
         #: the thread serving the view, while it runs
@@ -180,6 +201,8 @@ class ViewServer:
         from starlette.responses import HTMLResponse, Response, StreamingResponse
         from starlette.routing import Route
 
+        if self.replays:
+            return _replay_app(self.replays)
         hub = self._hub = self._hub or _Hub(self.lab)
         html = page()
         no_store = {"Cache-Control": "no-store"}
@@ -211,6 +234,7 @@ class ViewServer:
         return Starlette(routes=routes, lifespan=lifespan)
 
     def start(self, timeout: float = 10.0) -> str:
+        """Serve from a thread; the page's URL once the server listens."""
         import uvicorn
 
         config = uvicorn.Config(
@@ -240,3 +264,44 @@ class ViewServer:
         if self.thread is not None:
             self.thread.join(timeout=5.0)
             self.thread = None
+
+
+def _replay_app(replays: Sequence[Replay]) -> Any:
+    """The page stepping through a replay, or the page showing two (``/1/``, ``/2/``)."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Mount, Route
+
+    if len(replays) == 1:
+        return Starlette(routes=_replay_routes(replays[0]))
+    html = page("pair")
+
+    async def index(request: Any) -> Response:
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    mounts = [Mount(f"/{n}", routes=_replay_routes(r)) for n, r in enumerate(replays, 1)]
+    return Starlette(routes=[Route("/", index), *mounts])
+
+
+def _replay_routes(replay: Replay) -> list[Any]:
+    """``/`` the page, ``/replay`` the replay's outline, ``/replay/<k>`` its step ``k``."""
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+
+    html, outline = page("replay"), replay.outline_text()
+    no_store = {"Cache-Control": "no-store"}
+
+    async def index(request: Any) -> Response:
+        return HTMLResponse(html, headers=no_store)
+
+    async def whole(request: Any) -> Response:
+        return Response(outline, media_type="application/json", headers=no_store)
+
+    async def step(request: Any) -> Response:
+        k = request.path_params["k"]
+        if not 0 <= k <= replay.n:
+            text = json.dumps({"error": f"no step {k}: the steps are 0 to {replay.n}"})
+            return Response(text, status_code=404, media_type="application/json")
+        return Response(replay.step_text(k), media_type="application/json", headers=no_store)
+
+    return [Route("/", index), Route("/replay", whole), Route("/replay/{k:int}", step)]

@@ -100,6 +100,11 @@ def test_windows_the_read_cannot_give_are_refused_by_argument(lab: Lab) -> None:
             "unknown_resource",
             "/wells/1",
         ),
+        (
+            {"data": handle, "wells": ["A1", "A1", "Z9"], "first": 0, "points": 1},
+            "unknown_resource",
+            "/wells/2",  # its place in the argument, a repeated well before it
+        ),
         ({"data": handle, "wells": [], "first": 8, "points": 1}, "out_of_range", "/first"),
         ({"data": handle, "wells": ["A1"], "first": 6, "points": 3}, "out_of_range", "/points"),
         ({"data": handle, "wells": [], "first": 0, "points": 7}, "out_of_range", "/points"),

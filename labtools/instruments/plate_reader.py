@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
-from labtools.errors import NotSupported, OutOfRange, UnknownResource, brief
+from labtools.errors import NotSupported, OutOfRange, brief
 from labtools.instrument import Instrument
 from labtools.instruments.plate_reader_results import (
     AbsorbanceReading,
@@ -33,6 +33,7 @@ from labtools.instruments.plate_reader_results import (
     TemperatureSet,
 )
 from labtools.instruments.plate_reader_values import (
+    choose_wells,
     echo,
     od_series,
     slope_per_minute,
@@ -417,17 +418,8 @@ class PlateReader(Instrument):
 
     def _choose_wells(self, plate: str, wells: Sequence[str]) -> list[str]:
         existing = self._plate_wells(plate)
-        if not wells:
-            return existing
-        known = set(existing)
-        for i, well in enumerate(wells):
-            if well not in known:
-                raise UnknownResource(
-                    f"plate {brief(plate)} has no well {brief(well)}",
-                    field=f"/wells/{i}",
-                    hint=f"wells run {existing[0]}–{existing[-1]}",
-                )
-        return list(dict.fromkeys(wells))
+        hint = f"wells run {existing[0]}–{existing[-1]}"
+        return choose_wells(wells, existing, f"plate {brief(plate)}", hint)
 
     # -- driver hooks --------------------------------------------------------------------------
     @abstractmethod

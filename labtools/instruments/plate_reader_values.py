@@ -14,6 +14,7 @@ from labtools.instruments.plate_reader_results import ReaderData
 from labtools.units import QuantityJSON, qty
 
 __all__ = [
+    "choose_wells",
     "echo",
     "od_series",
     "plate_flags",
@@ -87,6 +88,20 @@ def plate_flags(
     return flags | dict.fromkeys(unread, "unread")
 
 
+def choose_wells(wells: Sequence[str], existing: list[str], owner: str, hint: str) -> list[str]:
+    """``wells`` once each, in the order given (``existing``, all of them, when empty); a well
+    not in ``existing`` refused as ``owner`` not having it, at its place in ``wells``."""
+    if not wells:
+        return existing
+    known = set(existing)
+    for i, well in enumerate(wells):
+        if well not in known:
+            raise UnknownResource(
+                f"{owner} has no well {brief(well)}", field=f"/wells/{i}", hint=hint
+            )
+    return list(dict.fromkeys(wells))
+
+
 def window(
     handle: str,
     stored: dict[str, Any],
@@ -103,14 +118,7 @@ def window(
     axis: list[float] = stored["wavelengths_nm"] if spectrum else stored["times_s"]
     readings: dict[str, list[float | None]] = stored["absorbance"]
     read = list(readings)
-    chosen = read if not wells else list(dict.fromkeys(wells))
-    for i, well in enumerate(chosen if wells else ()):
-        if well not in readings:
-            raise UnknownResource(
-                f"{handle} has no well {brief(well)}",
-                field=f"/wells/{i}",
-                hint=f"it read {len(read)} wells, {read[0]}–{read[-1]}" if read else "none",
-            )
+    chosen = choose_wells(wells, read, handle, f"it read {len(read)} wells, {read[0]}–{read[-1]}")
     total = len(axis)
     if first >= total:
         raise OutOfRange(

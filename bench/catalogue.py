@@ -16,10 +16,7 @@ Run: ``python -m bench.catalogue``.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from bench.experts import count_exchanges
+from bench.experts import count_exchanges, json_chars
 from labtools.lab import Lab
 from labtools.session import Session
 from labtools.session.evaluate import DEV_SECRET, run_episode
@@ -29,12 +26,6 @@ FORMATS = ("openai-chat", "anthropic", "gemini", "mcp")
 GOAL_OPENAI = 8000
 GOAL_OBSERVATION = 4000
 GOAL_EPISODE = 15000
-
-
-def _chars(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
-
-
 SPREAD = 8
 
 
@@ -46,7 +37,7 @@ def _largest(family: str) -> str:
     sizes = {}
     for structure in structures[::step][:SPREAD]:
         with Session(f"{family}/3/{structure}", secret="bench-catalogue") as session:
-            sizes[structure] = _chars(session.tools("openai-chat"))
+            sizes[structure] = json_chars(session.tools("openai-chat"))
     return f"{family}/3/{max(sizes, key=sizes.__getitem__)}"
 
 
@@ -56,7 +47,7 @@ def _targets() -> list[str]:
 
 def main() -> None:
     with Lab.virtual(seed=0) as lab:
-        whole = {f: _chars(lab.tools(f)) for f in FORMATS}
+        whole = {f: json_chars(lab.tools(f)) for f in FORMATS}
     print("characters of compact JSON; beside each format, the share of the whole virtual lab's")
     print(f"catalogue in that format ({', '.join(f'{f} {whole[f]:,}' for f in FORMATS)})")
     header = f"  {'task':<44} {'tools':>5} " + " ".join(f"{f:>16}" for f in FORMATS)
@@ -65,16 +56,15 @@ def main() -> None:
     for task in _targets():
         with Session(task, secret=DEV_SECRET) as session:
             observation = session.reset(0)
-            sizes = {f: _chars(session.tools(f)) for f in FORMATS}
+            sizes = {f: json_chars(session.tools(f)) for f in FORMATS}
             count = len(session.tool_names())
             exchanged = count_exchanges(session)
             run_episode(session, "expert", 0)
         worst = max(worst, sizes["openai-chat"])
-        episodes[task] = sizes["openai-chat"] + _chars(observation) + exchanged[0]
+        first = json_chars(observation)
+        episodes[task] = sizes["openai-chat"] + first + exchanged[0]
         cells = " ".join(f"{sizes[f]:>9,} ({sizes[f] / whole[f]:.2f})" for f in FORMATS)
-        print(
-            f"  {task[:44]:<44} {count:>5} {cells} {_chars(observation):>10,} {episodes[task]:>15,}"
-        )
+        print(f"  {task[:44]:<44} {count:>5} {cells} {first:>10,} {episodes[task]:>15,}")
     verdict = "meets" if worst <= GOAL_OPENAI else "misses"
     print(f"  largest OpenAI Chat catalogue {worst:,}: {verdict} the goal of {GOAL_OPENAI:,}")
     over = sorted(t for t, n in episodes.items() if n > GOAL_EPISODE)

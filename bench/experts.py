@@ -55,7 +55,8 @@ BEFORE: dict[str, Cost] = {
 }
 
 
-def _compact(value: Any) -> int:
+def json_chars(value: Any) -> int:
+    """Characters of ``value`` as compact JSON (what a model reads)."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
@@ -69,7 +70,7 @@ def count_exchanges(session: Session) -> list[int]:
         name: str, arguments: object, *, progress: ProgressCallback | None = None
     ) -> ToolResult:
         result = await acall(name, arguments, progress=progress)
-        exchanged[0] += _compact(arguments) + _compact(result.to_dict())
+        exchanged[0] += json_chars(arguments) + json_chars(result.to_dict())
         return result
 
     session.acall_tool = counted  # type: ignore[method-assign]
@@ -89,7 +90,7 @@ def cost(task: str, seeds: range) -> Cost:
         hours.append(session.usage.hours)
         raws.append(reward.raw)
         rewards.append(reward.normalized)
-    definitions = _compact(session.tools("mcp"))
+    definitions = json_chars(session.tools("mcp"))
     session.close()
     return Cost(
         calls=statistics.mean(calls),

@@ -14,16 +14,20 @@ suspension: there is no current task (``asyncio.current_task()`` is ``None``) an
 not run, so code that needs a task there (``asyncio.timeout``, ``asyncio.TaskGroup``,
 ``asyncio.wait_for`` on Python 3.12+) must not be stepped eagerly — the lab steps only
 simulated instruments this way, never a driver's I/O.
+
+:class:`LoopThread` is the other way in: an event loop on a thread of its own, for synchronous
+calls made where a loop already runs on the caller's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
-__all__ = ["run_eagerly"]
+__all__ = ["LoopThread", "run_eagerly"]
 
 T = TypeVar("T")
 
@@ -75,3 +79,26 @@ class _Suspended:
                     value = coroutine.send(sent)
                 except StopIteration as done:
                     return done.value
+
+
+class LoopThread:
+    """An event loop on a daemon thread, for sync calls made from inside a running loop."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, daemon=True, name="labtools-loop"
+        )
+        self._thread.start()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        self._loop.close()

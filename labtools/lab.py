@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from labtools.collector import paused
 from labtools.config import ConfigError, load_config, packaged
-from labtools.eager import run_eagerly
+from labtools.eager import LoopThread, run_eagerly
 from labtools.errors import (
     InstrumentError,
     NotSupported,
@@ -103,7 +103,7 @@ class Lab:
         self._ready: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: _LoopThread | None = None
+        self._runner: LoopThread | None = None
         #: held by a synchronous call on the lab's own loop (reentrant: a tool may call the
         #: lab again from inside, which then runs on the helper thread)
         self._calling = threading.RLock()
@@ -354,7 +354,7 @@ class Lab:
         refusal is a job that has already failed, and nothing runs. Jobs run on the lab's loop
         thread, which then carries the lab's other synchronous calls too."""
         if self._runner is None:
-            self._runner = _LoopThread()
+            self._runner = LoopThread()
         return start_job(self, name, arguments, self._runner.loop)
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -363,7 +363,7 @@ class Lab:
             return self._runner.run(coroutine)
         if asyncio._get_running_loop() is None:
             return self._own_loop().run_until_complete(coroutine)
-        self._runner = _LoopThread()
+        self._runner = LoopThread()
         return self._runner.run(coroutine)
 
     def _own_loop(self) -> asyncio.AbstractEventLoop:
@@ -580,26 +580,3 @@ def _unknown_tool(name: object, specs: Mapping[str, ToolSpec]) -> ToolError:
     return UnknownTool(
         f"no tool named {str(name)[:80]!r}", field=None, hint=f"{hint}tools: {', '.join(specs)}"
     )
-
-
-class _LoopThread:
-    """An event loop on a daemon thread, for sync calls made from inside a running loop."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, daemon=True, name="labtools-loop"
-        )
-        self._thread.start()
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return self._loop
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-        self._loop.close()
